@@ -1,0 +1,60 @@
+"""Shared output of the benchmarks: a printed table and a JSON file under results/."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def summarize(samples_us: Sequence[float]) -> dict[str, float]:
+    """Median, p90, p99 and throughput of per-operation times in microseconds."""
+    ordered = sorted(samples_us)
+    median = statistics.median(ordered)
+    return {
+        "n": len(ordered),
+        "median_us": round(median, 2),
+        "p90_us": round(ordered[int(len(ordered) * 0.90) - 1], 2),
+        "p99_us": round(ordered[int(len(ordered) * 0.99) - 1], 2),
+        "per_second": round(1_000_000 / median, 1) if median else float("inf"),
+    }
+
+
+def print_table(title: str, rows: list[dict[str, Any]], columns: list[str]) -> None:
+    """Print rows as an aligned text table."""
+    widths = {c: max(len(c), *(len(_cell(r.get(c))) for r in rows)) for c in columns}
+    print(f"\n{title}")
+    print("  ".join(c.ljust(widths[c]) for c in columns))
+    print("  ".join("-" * widths[c] for c in columns))
+    for row in rows:
+        print("  ".join(_cell(row.get(c)).ljust(widths[c]) for c in columns))
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:,.2f}"
+    return "" if value is None else str(value)
+
+
+def write_results(name: str, payload: dict[str, Any]) -> Path:
+    """Write results/<name>.json with the machine facts beside the figures."""
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    document = {
+        "benchmark": name,
+        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        **payload,
+    }
+    path.write_text(json.dumps(document, indent=2) + "\n")
+    return path
