@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, get_args
 
 from chatomon._engine.chain import Step, compile_chain
-from chatomon._engine.streaming import stream_turn
+from chatomon._engine.streaming import release_mode, stream_turn
 from chatomon._engine.sync import run_sync
 from chatomon.errors import ConfigurationError
 from chatomon.events import TurnDone
@@ -175,6 +175,7 @@ class Atom:
             default_on_error=on_error,
             taken_names=names,
         )
+        self.release_mode = release_mode(self.output_steps)
 
     def begin(
         self,

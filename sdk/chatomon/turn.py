@@ -92,6 +92,8 @@ class Turn:
         self._report: TurnReport | None = None
         self._final_reply: str | None = None
         self._usage = TokenUsage()
+        self._current_message: Message | None = None
+        self._current_message_redacted = False
 
     # -- state -------------------------------------------------------------------------
 
@@ -131,8 +133,11 @@ class Turn:
     @property
     def current_message(self) -> Message:
         """The user message as history records it: the text, or the placeholder."""
-        content = self.atom.blocked_placeholder if self.redacted else self.text
-        return Message(role="user", content=content)
+        if self._current_message is None or self._current_message_redacted != self.redacted:
+            content = self.atom.blocked_placeholder if self.redacted else self.text
+            self._current_message = Message(role="user", content=content)
+            self._current_message_redacted = self.redacted
+        return self._current_message
 
     def nucleus_request(self, guidance: tuple[str, ...] | None = None) -> NucleusRequest:
         """The request for the next reply; guidance defaults to the input decision's."""

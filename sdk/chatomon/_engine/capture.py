@@ -54,22 +54,25 @@ class Capture:
         """The audit record of one orbital execution."""
         verdict = outcome.verdict
         compiled = outcome.orbital
-        failed = outcome.error is not None
-        return OrbitalResult(
-            name=compiled.name,
-            side=side,
-            kind=compiled.kind,
-            fingerprint=compiled.fingerprint,
-            action=verdict.action,
-            reason=verdict.reason,
-            has_guidance=verdict.guidance is not None,
-            escalate=verdict.escalate,
-            attempt=attempt,
-            duration_ms=outcome.duration_ms,
-            error_type=type(outcome.error).__name__ if failed else None,
-            error_message=self.error_message(outcome.error),
-            error_policy=compiled.on_error if failed else None,
-            guidance=self.text(verdict.guidance),
-            reply=self.text(verdict.reply),
-            annotations=self.annotations(verdict.annotations),
-        )
+        fields: dict[str, Any] = {
+            "name": compiled.name,
+            "side": side,
+            "kind": compiled.kind,
+            "fingerprint": compiled.fingerprint,
+            "action": verdict.action,
+            "reason": verdict.reason,
+            "has_guidance": verdict.guidance is not None,
+            "escalate": verdict.escalate,
+            "attempt": attempt,
+            "duration_ms": outcome.duration_ms,
+        }
+        if outcome.error is not None:
+            fields["error_type"] = type(outcome.error).__name__
+            fields["error_message"] = self.error_message(outcome.error)
+            fields["error_policy"] = compiled.on_error
+        # Content fields stay at their None default unless captured: fewer fields to validate.
+        if self.level != "none":
+            fields["guidance"] = self.text(verdict.guidance)
+            fields["reply"] = self.text(verdict.reply)
+            fields["annotations"] = self.annotations(verdict.annotations)
+        return OrbitalResult(**fields)

@@ -178,8 +178,11 @@ async def run_chain(
     orbitals (and the report) see them; `make_context` builds the context from a snapshot.
     """
     outcomes: list[Outcome] = []
+    context: OrbitalContext | None = None
     for index, step in enumerate(steps):
-        context = make_context(dict(annotations))
+        # A context is immutable and costs a model build: reuse it until annotations change.
+        if context is None:
+            context = make_context(dict(annotations))
         if isinstance(step, CompiledOrbital):
             applied = [await execute(step, context)]
             skipped: list[str] = []
@@ -189,7 +192,8 @@ async def run_chain(
             outcomes.append(outcome)
             if outcome.verdict.annotations is not None:
                 annotations[outcome.orbital.name] = outcome.verdict.annotations
-        if outcomes and outcomes[-1].decisive:
+                context = None
+        if outcomes[-1].decisive:
             later = [name for rest in steps[index + 1 :] for name in _names(rest)]
             return ChainRun(tuple(outcomes), tuple(skipped + later))
     return ChainRun(tuple(outcomes), ())

@@ -22,6 +22,7 @@ import re
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+from chatomon._engine.chain import Step
 from chatomon.errors import NucleusError
 from chatomon.events import TextChunk, TurnDone
 from chatomon.nucleus import Nucleus, NucleusReply
@@ -30,7 +31,7 @@ from chatomon.schemas import TokenUsage
 if TYPE_CHECKING:
     from chatomon.turn import Turn
 
-__all__ = ["Release", "stream_turn"]
+__all__ = ["Release", "release_mode", "stream_turn"]
 
 _LAST_SPACE = re.compile(r"\s(?=\S*$)")
 
@@ -74,9 +75,8 @@ class Release:
         return reply, True
 
 
-def release_mode(turn: Turn) -> str:
-    """The release mode the atom's output chain allows (see the module docstring)."""
-    steps = turn.atom.output_steps
+def release_mode(steps: tuple[Step, ...]) -> str:
+    """The release mode an output chain allows (see the module docstring)."""
     if not steps:
         return "passthrough"
     members = [m for step in steps for m in (step if isinstance(step, tuple) else (step,))]
@@ -91,7 +91,7 @@ async def stream_turn(turn: Turn, nucleus: Nucleus, *, window: int) -> AsyncIter
             yield TextChunk(decision.reply)
             yield await _done(turn, decision.reply)
             return
-        mode = release_mode(turn)
+        mode = turn.atom.release_mode
         guidance = decision.guidance
         reset = False
         while True:
