@@ -4,9 +4,13 @@ An `Atom` wraps a nucleus (an LLM, or any function writing replies) with input a
 orbitals (checks whose verdicts allow, block, guide a refusal, answer directly, replace or
 regenerate). Every turn leaves a `TurnReport`.
 
-Importing chatomon needs no Django settings and no vendor SDK.
+Importing chatomon needs no Django settings and no vendor SDK; the built-in orbitals load
+on first use.
 """
 
+from typing import TYPE_CHECKING, Any
+
+from chatomon import orbitals as _orbitals
 from chatomon.atom import Atom, ChatResult, TurnSink
 from chatomon.errors import (
     ChatomonError,
@@ -18,18 +22,11 @@ from chatomon.errors import (
 from chatomon.events import TextChunk, TurnDone
 from chatomon.nucleus import CallableNucleus, Nucleus, NucleusReply, NucleusRequest
 from chatomon.orbitals import (
-    Blocklist,
+    BUILT_IN,
     FunctionOrbital,
-    JudgeOutputError,
-    LLMJudge,
-    MaxLength,
     Orbital,
     OrbitalOptions,
     ParallelGroup,
-    PIIGuard,
-    PromptInjectionGuard,
-    RegexGuard,
-    TopicGuard,
     orbital,
     parallel,
 )
@@ -54,6 +51,18 @@ from chatomon.schemas import (
     VerdictAction,
 )
 from chatomon.turn import Turn
+
+if TYPE_CHECKING:
+    from chatomon.orbitals import (
+        Blocklist,
+        JudgeOutputError,
+        LLMJudge,
+        MaxLength,
+        PIIGuard,
+        PromptInjectionGuard,
+        RegexGuard,
+        TopicGuard,
+    )
 
 __version__ = "0.1.0"
 
@@ -107,3 +116,9 @@ __all__ = [
     "orbital",
     "parallel",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in BUILT_IN:
+        return getattr(_orbitals, name)
+    raise AttributeError(f"module 'chatomon' has no attribute {name!r}")

@@ -35,7 +35,7 @@ class JudgeOutputError(ValueError):
 class JudgeAnswer(BaseModel):
     """The answer a judge must give: exactly these two keys."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
 
     verdict: Literal["allow", "block"]
     """Whether the text may pass."""
