@@ -77,6 +77,7 @@ def test_decode_arguments() -> None:
 @pytest.mark.parametrize(
     ("path", "cls_name", "config"),
     [
+        ("ollama:gemma4:e4b", "OllamaProvider", {"model": "gemma4:e4b"}),
         ("chatomon.providers.testing.ScriptedProvider", "ScriptedProvider", {}),
     ],
 )

@@ -1,0 +1,267 @@
+"""The Ollama adapter: `ollama.AsyncClient.chat(stream=True)` against a local or remote server.
+
+```python
+from chatomon import Atom
+from chatomon.providers import OllamaProvider, ProviderNucleus
+
+provider = OllamaProvider(model="gemma4:e4b", options={"temperature": 0.2})
+atom = Atom("assistant", ProviderNucleus(provider))
+```
+
+The `ollama` package is imported on first use (`pip install "chatomon[ollama]"`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import math
+import weakref
+from collections.abc import AsyncIterator, Mapping, Sequence
+from types import MappingProxyType, ModuleType
+from typing import Any, ClassVar
+
+from chatomon.errors import (
+    ConfigurationError,
+    ProviderBadRequestError,
+    ProviderDependencyError,
+    ProviderProtocolError,
+)
+from chatomon.providers._ollama_format import (
+    CallIds,
+    base_url_problem,
+    parse_retry_after,
+    stream_error,
+    to_ollama_messages,
+    to_ollama_tools,
+)
+from chatomon.providers.base import (
+    BaseLLMProvider,
+    ChatEvent,
+    DoneEvent,
+    Message,
+    TextChunkEvent,
+    TokenUsage,
+    ToolCallEvent,
+    ToolDefinition,
+    decode_arguments,
+)
+
+__all__ = ["OllamaBaseUrlError", "OllamaDependencyImportError", "OllamaProvider"]
+
+_THINK_LEVELS = ("low", "medium", "high")
+
+# The SDK's ResponseError carries no headers, so an httpx response hook notes the
+# retry-after of a 429 here; a context variable keeps concurrent completions apart.
+_RETRY_AFTER: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "chatomon_ollama_retry_after", default=None
+)
+
+
+class OllamaDependencyImportError(ProviderDependencyError):
+    """The `ollama` package is not installed: `pip install "chatomon[ollama]"`."""
+
+    def __init__(self) -> None:
+        super().__init__("ollama", "ollama")
+
+
+class OllamaBaseUrlError(ConfigurationError):
+    """`base_url` is not an http(s) URL with a host, an optional port and an optional path."""
+
+
+def _import_sdk() -> tuple[ModuleType, ModuleType]:
+    try:
+        import httpx  # noqa: PLC0415 - optional SDK (and its transport), imported only when used
+        import ollama  # noqa: PLC0415
+    except ImportError:
+        raise OllamaDependencyImportError() from None
+    return ollama, httpx
+
+
+def _failures(ollama: ModuleType, httpx: ModuleType) -> tuple[type[BaseException], ...]:
+    # What the SDK raises while streaming: its own errors, httpx's, OSError from sockets,
+    # and ValueError (json / pydantic) or AttributeError for lines that are not chunks.
+    return (
+        ollama.ResponseError,
+        ollama.RequestError,
+        httpx.HTTPError,
+        OSError,
+        ValueError,
+        AttributeError,
+        TypeError,
+    )
+
+
+async def _note_retry_after(response: Any) -> None:
+    if response.status_code == 429:
+        _RETRY_AFTER.set(parse_retry_after(response.headers.get("retry-after")))
+
+
+class OllamaProvider(BaseLLMProvider):
+    """Chat completions from an Ollama server, streamed over /api/chat as NDJSON.
+
+    Calls `ollama.AsyncClient(host=base_url, timeout=timeout_seconds).chat(model=...,
+    messages=[...], tools=[...], stream=True, options=..., keep_alive=..., think=...)`,
+    one client per instance (and event loop). Tool calls arrive whole; Ollama gives them
+    no ids, so they are numbered `call_1`, `call_2`, ... (skipping ids already in the
+    history). Usage comes from the final line's `prompt_eval_count` / `eval_count`.
+    Thinking text (`think=True`) is not part of the reply and is not yielded.
+
+    Config keys (defaults): `model` ("gemma4:e4b"), `base_url` ("http://127.0.0.1:11434";
+    write the port, `http://host` means port 80), `timeout_seconds` (60; also the HTTP
+    timeout), `stream_timeout_seconds` (30), `options` (None; Ollama model options such as
+    `{"temperature": 0.2, "num_ctx": 8192}`), `keep_alive` (None; e.g. "5m" or seconds),
+    `think` (None; True, False, "low", "medium" or "high"). Ollama needs no key; for
+    ollama.com the SDK reads `OLLAMA_API_KEY` from the environment.
+
+    Raises:
+        OllamaBaseUrlError: On construction, for an unusable `base_url`.
+        ConfigurationError: On construction, for any other bad setting.
+    """
+
+    name: ClassVar[str] = "ollama"
+    required_extra: ClassVar[str | None] = "ollama"
+    default_config: ClassVar[Mapping[str, Any]] = MappingProxyType(
+        {
+            "model": "gemma4:e4b",
+            "base_url": "http://127.0.0.1:11434",
+            "timeout_seconds": 60,
+            "stream_timeout_seconds": 30,
+            "options": None,
+            "keep_alive": None,
+            "think": None,
+        }
+    )
+
+    def __init__(self, config: Mapping[str, Any] | None = None, **options: Any) -> None:
+        super().__init__(config, **options)
+        self._check_values(self.settings)
+        self._client: Any = None
+        self._client_loop: weakref.ref[asyncio.AbstractEventLoop] | None = None
+
+    @classmethod
+    def check_configuration(cls, config: Mapping[str, Any] | None = None) -> None:
+        """Check the keys, that the `ollama` SDK is installed, then every value.
+
+        Raises:
+            ConfigurationError: For an unknown key or a bad value.
+            OllamaBaseUrlError: For an unusable `base_url`.
+            OllamaDependencyImportError: When the `ollama` package is missing.
+        """
+        cls.check_keys(config or {})
+        _import_sdk()
+        cls._check_values({**cls.default_config, **(config or {})})
+
+    @classmethod
+    def _check_values(cls, settings: Mapping[str, Any]) -> None:
+        problem = base_url_problem(settings["base_url"])
+        if problem is not None:
+            raise OllamaBaseUrlError(problem[0], field="base_url", value=problem[1])
+        model = settings["model"]
+        if not isinstance(model, str) or not model.strip():
+            cls._bad("model", model, "a non-empty model name such as 'gemma4:e4b'")
+        for key in ("timeout_seconds", "stream_timeout_seconds"):
+            value = settings[key]
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if not number or not math.isfinite(value) or value <= 0:
+                cls._bad(key, value, "a positive number of seconds")
+        opts = settings["options"]
+        if opts is not None and not (isinstance(opts, Mapping) and all(map(_is_str, opts))):
+            cls._bad("options", opts, "None or a mapping of Ollama option names to values")
+        keep_alive = settings["keep_alive"]
+        if isinstance(keep_alive, bool) or not isinstance(keep_alive, int | float | str | None):
+            cls._bad("keep_alive", keep_alive, "None, a duration such as '5m', or seconds")
+        think = settings["think"]
+        if not (think is None or isinstance(think, bool) or think in _THINK_LEVELS):
+            cls._bad("think", think, "None, True, False, 'low', 'medium' or 'high'")
+
+    @classmethod
+    def _bad(cls, key: str, value: Any, allowed: str) -> None:
+        raise ConfigurationError(
+            f"{cls.__name__} setting {key!r} must be {allowed}, got {value!r}",
+            field=key,
+            value=value,
+        )
+
+    def _sdk_client(self, ollama: ModuleType) -> Any:
+        # An httpx client's pooled connections belong to the loop that opened them;
+        # chat_sync runs each turn on a fresh loop, so a new loop gets a new client.
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is None or self._client_loop() is not loop:
+            self._client = ollama.AsyncClient(
+                host=self.settings["base_url"],
+                timeout=float(self.settings["timeout_seconds"]),
+                event_hooks={"response": [_note_retry_after]},
+            )
+            self._client_loop = weakref.ref(loop)
+        return self._client
+
+    async def complete(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+    ) -> AsyncIterator[ChatEvent]:
+        """Stream one completion: text chunks, whole tool calls, then one DoneEvent.
+
+        Raises:
+            OllamaDependencyImportError: When the `ollama` package is missing.
+            ProviderError: A typed subclass for every HTTP, transport or stream failure.
+        """
+        ollama, httpx = _import_sdk()
+        client = self._sdk_client(ollama)
+        ids = CallIds(messages)
+        _RETRY_AFTER.set(None)
+        try:
+            stream = await client.chat(
+                model=self.settings["model"],
+                messages=to_ollama_messages(messages),
+                tools=to_ollama_tools(tools),
+                stream=True,
+                options=self.settings["options"],
+                keep_alive=self.settings["keep_alive"],
+                think=self.settings["think"],
+            )
+        except ValueError:  # pydantic refused to build the request: nothing was sent
+            raise ProviderBadRequestError(
+                "the request could not be encoded for Ollama (check the tool schemas)",
+                provider=self.name,
+            ) from None
+        usage: TokenUsage | None = None
+        try:
+            while usage is None:
+                try:
+                    chunk = await anext(stream)
+                except StopAsyncIteration:
+                    break
+                except _failures(ollama, httpx) as error:
+                    raise stream_error(
+                        error,
+                        ollama=ollama,
+                        httpx=httpx,
+                        model=self.settings["model"],
+                        base_url=self.settings["base_url"],
+                        retry_after=_RETRY_AFTER.get(),
+                    ) from None
+                message = chunk.message
+                if message.content:
+                    yield TextChunkEvent(content=message.content)
+                for call in message.tool_calls or ():
+                    name = call.function.name
+                    arguments = decode_arguments(
+                        call.function.arguments, provider=self.name, tool=name
+                    )
+                    yield ToolCallEvent(id=ids.next(), name=name, arguments=arguments)
+                if chunk.done:
+                    usage = TokenUsage(
+                        input_tokens=chunk.prompt_eval_count or 0,
+                        output_tokens=chunk.eval_count or 0,
+                    )
+        finally:
+            await stream.aclose()
+        if usage is None:
+            raise ProviderProtocolError(
+                "ollama ended the stream without its final done line", provider=self.name
+            )
+        yield DoneEvent(usage=usage)
+
+
+def _is_str(value: object) -> bool:
+    return isinstance(value, str)
