@@ -77,7 +77,10 @@ def test_decode_arguments() -> None:
 @pytest.mark.parametrize(
     ("path", "cls_name", "config"),
     [
+        ("anthropic", "AnthropicProvider", {}),
         ("ollama:gemma4:e4b", "OllamaProvider", {"model": "gemma4:e4b"}),
+        ("gemini:gemini-2.5-flash", "GeminiProvider", {"model": "gemini-2.5-flash"}),
+        ("google", "GeminiProvider", {}),
         ("chatomon.providers.testing.ScriptedProvider", "ScriptedProvider", {}),
     ],
 )

@@ -100,3 +100,11 @@ async def test_the_provider_stream_is_closed_when_the_caller_stops() -> None:
     await anext(stream)
     await stream.aclose()
     assert closed.is_set()
+
+
+async def test_a_timeout_error_raised_by_the_provider_keeps_its_details() -> None:
+    error = ProviderTimeoutError("gateway timed out", provider="vendor", status_code=504)
+    provider = ScriptedProvider([[error]])
+    with pytest.raises(ProviderTimeoutError) as caught:
+        await events_of(provider, timeout_seconds=5)
+    assert caught.value is error

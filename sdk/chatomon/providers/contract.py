@@ -62,12 +62,15 @@ async def run_completion(
         wait = float(first_wait)
         received = done = False
         while True:
+            deadline = asyncio.timeout(wait)
             try:
-                async with asyncio.timeout(wait):
+                async with deadline:
                     event = await anext(stream)
             except StopAsyncIteration:
                 break
             except TimeoutError:
+                if not deadline.expired():
+                    raise  # the provider's own timeout error, with its own details
                 which = "next event" if received else "first event"
                 raise ProviderTimeoutError(
                     f"{label} sent no {which} within {wait:g} s", provider=label

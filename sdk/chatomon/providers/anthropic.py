@@ -1,0 +1,256 @@
+"""The Anthropic adapter: Claude models through the official `anthropic` SDK.
+
+The SDK is imported on first use (`pip install "chatomon[anthropic]"`); its types never
+leave this module. Translating the history, the stream events and the error bodies lives
+in `anthropic_format`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import importlib
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+from chatomon.errors import (
+    ConfigurationError,
+    ProviderAuthError,
+    ProviderDependencyError,
+    ProviderError,
+    ProviderProtocolError,
+    ProviderTimeoutError,
+    ProviderUnavailableError,
+)
+from chatomon.providers.anthropic_format import NAME, StreamState, build_request, status_error
+from chatomon.providers.base import (
+    BaseLLMProvider,
+    ChatEvent,
+    DoneEvent,
+    Message,
+    ToolDefinition,
+)
+
+__all__ = ["AnthropicDependencyImportError", "AnthropicProvider"]
+
+
+class AnthropicDependencyImportError(ProviderDependencyError):
+    """The `anthropic` SDK is not installed; install it with `pip install "chatomon[anthropic]"`."""
+
+    def __init__(self) -> None:
+        super().__init__("anthropic", "anthropic")
+
+
+def _import_sdk() -> Any:
+    try:
+        import anthropic  # noqa: PLC0415 - optional SDK, imported only when used
+    except ImportError as error:
+        raise AnthropicDependencyImportError() from error
+    return anthropic
+
+
+@functools.cache
+def _transport_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
+    """Timeout and request-error classes of the HTTP libraries the SDK may stream with.
+
+    The SDK wraps transport errors raised while sending, but not those raised while the
+    streamed body is read (a dropped connection, a read timeout): those surface raw.
+    """
+    timeouts: list[type[BaseException]] = []
+    failures: list[type[BaseException]] = []
+    for name in ("httpx2", "httpx"):  # anthropic 2.x streams with httpx2, older releases httpx
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        timeouts.append(module.TimeoutException)
+        failures.append(module.RequestError)
+    return tuple(timeouts), tuple(failures)
+
+
+class AnthropicProvider(BaseLLMProvider):
+    """Streams completions from Anthropic's Messages API.
+
+    Calls `AsyncAnthropic(api_key=..., base_url=..., timeout=..., max_retries=...)` once per
+    provider (and event loop), then `client.messages.create(..., stream=True)` per
+    completion, translating the raw stream events: text deltas as they arrive, one
+    ToolCallEvent per finished `tool_use` block, a DoneEvent with the usage after
+    `message_stop`.
+
+    Config keys (defaults): `model` ("claude-3-5-haiku-latest"), `api_key` (None: the SDK
+    reads ANTHROPIC_API_KEY), `base_url` (None: the SDK default or ANTHROPIC_BASE_URL),
+    `max_tokens` (1024), `timeout_seconds` (60; also the SDK's HTTP timeout),
+    `stream_timeout_seconds` (30), `max_retries` (2, the SDK default), `temperature`
+    (None: the model default; 0 to 1).
+
+    Examples:
+        >>> provider = AnthropicProvider(model="claude-3-5-haiku-latest", max_tokens=512)
+        >>> provider
+        <AnthropicProvider model='claude-3-5-haiku-latest'>
+    """
+
+    name: ClassVar[str] = NAME
+    required_extra: ClassVar[str | None] = "anthropic"
+    default_config: ClassVar[Mapping[str, Any]] = MappingProxyType(
+        {
+            "model": "claude-3-5-haiku-latest",
+            "api_key": None,
+            "base_url": None,
+            "max_tokens": 1024,
+            "timeout_seconds": 60,
+            "stream_timeout_seconds": 30,
+            "max_retries": 2,
+            "temperature": None,
+        }
+    )
+
+    def __init__(self, config: Mapping[str, Any] | None = None, **options: Any) -> None:
+        super().__init__(config, **options)
+        self._client: Any = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    def check_configuration(cls, config: Mapping[str, Any] | None = None) -> None:
+        """Check the keys and values of `config` and that the `anthropic` SDK is installed.
+
+        Raises:
+            ConfigurationError: An unknown key or an invalid value.
+            AnthropicDependencyImportError: The SDK is not installed.
+        """
+        cls.check_keys(config or {})
+        _import_sdk()
+        settings = {**cls.default_config, **(config or {})}
+        _check(settings, "model", isinstance(settings["model"], str) and settings["model"].strip())
+        key = settings["api_key"]
+        if key is not None and not (isinstance(key, str) and key.strip()):
+            raise ConfigurationError(
+                "api_key must be a non-empty string or None", field="api_key", value="<redacted>"
+            )
+        url = settings["base_url"]
+        web = isinstance(url, str) and url.startswith(("http://", "https://"))
+        _check(settings, "base_url", url is None or web)
+        _check(settings, "max_tokens", _is_int(settings["max_tokens"], minimum=1))
+        _check(settings, "max_retries", _is_int(settings["max_retries"], minimum=0))
+        for field in ("timeout_seconds", "stream_timeout_seconds"):
+            _check(settings, field, _is_number(settings[field]) and settings[field] > 0)
+        temperature = settings["temperature"]
+        _check(
+            settings,
+            "temperature",
+            temperature is None or (_is_number(temperature) and 0 <= temperature <= 1),
+        )
+
+    def _sdk_client(self) -> Any:
+        # One client per provider, kept while the event loop stays the same: its pooled
+        # connections belong to the loop that opened them, and `chat_sync` runs each turn
+        # on a fresh loop.
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            self.check_configuration(self.provider_config)
+            settings = self.settings
+            self._client_loop = loop
+            self._client = _import_sdk().AsyncAnthropic(
+                api_key=settings["api_key"],
+                base_url=settings["base_url"],
+                timeout=float(settings["timeout_seconds"]),
+                max_retries=int(settings["max_retries"]),
+            )
+        return self._client
+
+    async def complete(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+    ) -> AsyncIterator[ChatEvent]:
+        """Stream one completion of `messages` with `tools` as chatomon events.
+
+        Raises:
+            AnthropicDependencyImportError: The SDK is not installed.
+            ProviderError: A typed subclass for every vendor or transport failure.
+        """
+        sdk = _import_sdk()
+        try:
+            client = self._sdk_client()
+        except sdk.AnthropicError as error:
+            # A named profile or an ANTHROPIC_CONFIG_DIR without a usable config fails here.
+            raise (_translate(error, sdk) or error) from None
+        if all(getattr(client, a, None) is None for a in ("api_key", "auth_token", "credentials")):
+            raise ProviderAuthError(
+                "anthropic has no credentials: set api_key or ANTHROPIC_API_KEY", provider=NAME
+            )
+        state = StreamState()
+        try:
+            stream = await client.messages.create(
+                **build_request(self.settings, messages, tools), stream=True
+            )
+            async with stream:
+                async for event in stream:
+                    for item in state.feed(event):
+                        yield item
+                    if state.finished:
+                        break
+        except Exception as error:
+            mapped = _translate(error, sdk)
+            if mapped is None:
+                raise  # chatomon's own errors (malformed tool arguments) pass unchanged
+            raise mapped from None
+        if not state.finished:
+            raise ProviderUnavailableError(
+                "anthropic stream ended before message_stop (incomplete response)", provider=NAME
+            )
+        yield DoneEvent(usage=state.usage())
+
+
+def _translate(error: Exception, sdk: Any) -> ProviderError | None:
+    """The ProviderError for an SDK or transport exception; None for any other exception."""
+    timeouts, failures = _transport_errors()
+    if isinstance(error, sdk.APIStatusError):
+        body = getattr(error, "body", None)
+        return status_error(int(error.status_code), body, error.response.headers)
+    if isinstance(error, (sdk.APITimeoutError, *timeouts)):
+        return ProviderTimeoutError("anthropic request timed out", provider=NAME)
+    if isinstance(error, (sdk.APIConnectionError, *failures)):
+        return ProviderUnavailableError(
+            "anthropic connection failed or was lost mid-response", provider=NAME
+        )
+    if isinstance(error, json.JSONDecodeError):
+        return ProviderProtocolError(
+            "anthropic sent a stream event that is not valid JSON", provider=NAME
+        )
+    credentials_error = getattr(sdk, "CredentialsError", None)
+    if credentials_error is not None and isinstance(error, credentials_error):
+        return ProviderAuthError("anthropic could not load its credentials", provider=NAME)
+    if isinstance(error, sdk.AnthropicError):
+        return ProviderUnavailableError(
+            f"anthropic SDK request failed ({type(error).__name__})", provider=NAME
+        )
+    return None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _is_int(value: Any, *, minimum: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+
+
+def _check(settings: Mapping[str, Any], field: str, ok: Any) -> None:
+    if not ok:
+        raise ConfigurationError(
+            f"AnthropicProvider setting {field!r} is invalid: {settings[field]!r} "
+            f"(expected {_EXPECTED[field]})",
+            field=field,
+            value=settings[field],
+        )
+
+
+_EXPECTED = {
+    "model": "a non-empty model name",
+    "base_url": "an http(s) URL or None",
+    "max_tokens": "an integer >= 1",
+    "max_retries": "an integer >= 0",
+    "timeout_seconds": "a number of seconds > 0",
+    "stream_timeout_seconds": "a number of seconds > 0",
+    "temperature": "a number from 0 to 1, or None",
+}
