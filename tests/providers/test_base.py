@@ -77,6 +77,7 @@ def test_decode_arguments() -> None:
 @pytest.mark.parametrize(
     ("path", "cls_name", "config"),
     [
+        ("openai:gpt-4.1-mini", "OpenAIProvider", {"model": "gpt-4.1-mini"}),
         ("anthropic", "AnthropicProvider", {}),
         ("ollama:gemma4:e4b", "OllamaProvider", {"model": "gemma4:e4b"}),
         ("gemini:gemini-2.5-flash", "GeminiProvider", {"model": "gemini-2.5-flash"}),
