@@ -29,8 +29,10 @@ lint: $(INSTALLED)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
+BENCHMARKS := engine providers
+
 bench: $(INSTALLED)
-	$(BIN)/python tests/benchmarks/engine.py
+	@for name in $(BENCHMARKS); do $(BIN)/python tests/benchmarks/$$name.py || exit 1; done
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .mypy_cache .pytest_cache .ruff_cache .hypothesis
