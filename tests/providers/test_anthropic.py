@@ -5,8 +5,6 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-import time
-from email.utils import formatdate
 from typing import Any
 
 import pytest
@@ -34,7 +32,6 @@ from chatomon.providers import (
     run_completion,
 )
 from chatomon.providers.anthropic import AnthropicDependencyImportError, AnthropicProvider
-from chatomon.providers.anthropic_format import retry_after
 from tests.providers.wire.anthropic_wire import (
     STREAM_HEADERS,
     AnthropicVendor,
@@ -341,16 +338,6 @@ async def test_rate_limit_without_retry_after(vendor, server, provider) -> None:
     with pytest.raises(ProviderRateLimitError) as caught:
         await events_of(provider, [Message.user("Hi")])
     assert caught.value.retry_after_seconds is None
-
-
-def test_retry_after_forms() -> None:
-    assert retry_after({"retry-after": "17"}) == 17
-    assert retry_after({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
-    in_a_minute = retry_after({"retry-after": formatdate(time.time() + 60, usegmt=True)})
-    assert in_a_minute is not None
-    assert 50 < in_a_minute <= 60
-    assert retry_after({"retry-after": "soon"}) is None
-    assert retry_after({}) is None
 
 
 async def test_connection_refused_is_unavailable() -> None:

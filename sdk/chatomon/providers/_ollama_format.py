@@ -7,13 +7,10 @@ the `retry-after` parsing and the mapping of SDK and transport errors to Provide
 
 from __future__ import annotations
 
-import email.utils
 import ipaddress
 import json
-import math
 import re
-from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
@@ -27,16 +24,15 @@ from chatomon.errors import (
     ProviderTimeoutError,
     ProviderUnavailableError,
 )
-from chatomon.providers.base import Message, ToolDefinition
+from chatomon.providers.base import Message
+from chatomon.providers.shared_format import plain
 
 __all__ = [
     "CallIds",
     "base_url_problem",
-    "parse_retry_after",
     "status_error",
     "stream_error",
     "to_ollama_messages",
-    "to_ollama_tools",
 ]
 
 _LABEL = "ollama"
@@ -124,37 +120,13 @@ def to_ollama_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
         item: dict[str, Any] = {"role": message.role, "content": message.content}
         if message.tool_calls:
             item["tool_calls"] = [
-                {"function": {"name": call.name, "arguments": _plain(call.arguments)}}
+                {"function": {"name": call.name, "arguments": plain(call.arguments)}}
                 for call in message.tool_calls
             ]
         if message.role == "tool":
             item["tool_name"] = message.name or names.get(message.tool_call_id or "", "")
         translated.append(item)
     return translated
-
-
-def to_ollama_tools(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
-    """The tool definitions as /api/chat `tools` entries of type "function"."""
-    return [
-        {
-            "type": "function",
-            "function": {
-                "name": tool.name,
-                "description": tool.description,
-                "parameters": _plain(tool.parameters),
-            },
-        }
-        for tool in tools
-    ]
-
-
-def _plain(value: Any) -> Any:
-    # Read-only mappings (MappingProxyType) and tuples become dicts and lists for pydantic.
-    if isinstance(value, Mapping):
-        return {str(key): _plain(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(item) for item in value]
-    return value
 
 
 class CallIds:
@@ -178,23 +150,6 @@ class CallIds:
             if candidate not in self._taken:
                 self._taken.add(candidate)
                 return candidate
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds from a `retry-after` header (delta-seconds or an HTTP date), or None."""
-    if not value:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        seconds = (when - datetime.now(UTC)).total_seconds()
-    return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
 def stream_error(

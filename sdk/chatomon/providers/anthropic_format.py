@@ -13,9 +13,7 @@ tool results, or tool results followed by the next user message) become one mess
 
 from __future__ import annotations
 
-import email.utils
 import re
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -38,6 +36,7 @@ from chatomon.providers.base import (
     ToolDefinition,
     decode_arguments,
 )
+from chatomon.providers.shared_format import retry_after_seconds
 
 __all__ = [
     "NAME",
@@ -45,7 +44,6 @@ __all__ = [
     "anthropic_messages",
     "anthropic_tools",
     "build_request",
-    "retry_after",
     "status_error",
     "system_prompt",
 ]
@@ -242,7 +240,7 @@ def status_error(status: int, body: Any, headers: Mapping[str, str]) -> Provider
         f"anthropic {_PHRASES[cls]} ({', '.join(labels)})",
         provider=NAME,
         status_code=None if in_stream else status,
-        retry_after_seconds=retry_after(headers) if cls is ProviderRateLimitError else None,
+        retry_after_seconds=retry_after_seconds(headers) if cls is ProviderRateLimitError else None,
     )
 
 
@@ -269,14 +267,3 @@ _PHRASES: Mapping[type[ProviderError], str] = {
     ProviderBadRequestError: "rejected the request as invalid",
     ProviderUnavailableError: "is unavailable or failed",
 }
-
-
-def retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds from `retry-after-ms`, `retry-after` (seconds or an HTTP date), else None."""
-    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        try:
-            return float(headers.get(name) or "") / scale
-        except ValueError:
-            continue
-    parsed = email.utils.parsedate_tz(headers.get("retry-after") or "")
-    return None if parsed is None else max(0.0, email.utils.mktime_tz(parsed) - time.time())

@@ -9,11 +9,9 @@ the adapter's configuration values.
 
 from __future__ import annotations
 
-import email.utils
 import hashlib
 import json
 import re
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +28,7 @@ from chatomon.errors import (
     ProviderUnavailableError,
 )
 from chatomon.providers.base import Message, ToolDefinition
+from chatomon.providers.shared_format import retry_after_seconds
 
 __all__ = [
     "GeminiRequest",
@@ -200,7 +199,7 @@ def api_error(
         kind: type[ProviderError] = ProviderAuthError
         what = "refused the credentials"
     elif code == 429 or status == "RESOURCE_EXHAUSTED":
-        retry_after = _retry_after(headers) or _retry_delay(details)
+        retry_after = retry_after_seconds(headers) or _retry_delay(details)
         return ProviderRateLimitError(
             f"{provider} throttled the request ({label})",
             provider=provider,
@@ -226,21 +225,6 @@ def _details(body: Any) -> list[Mapping[str, Any]]:
 
 def _is_type(detail: Mapping[str, Any], name: str) -> bool:
     return str(detail.get("@type", "")).endswith(f"google.rpc.{name}")
-
-
-def _retry_after(headers: Mapping[str, str] | None) -> float | None:
-    value = next((v for k, v in (headers or {}).items() if k.lower() == "retry-after"), None)
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 def _retry_delay(details: Sequence[Mapping[str, Any]]) -> float | None:

@@ -30,10 +30,8 @@ from chatomon.errors import (
 from chatomon.providers._ollama_format import (
     CallIds,
     base_url_problem,
-    parse_retry_after,
     stream_error,
     to_ollama_messages,
-    to_ollama_tools,
 )
 from chatomon.providers.base import (
     BaseLLMProvider,
@@ -46,6 +44,7 @@ from chatomon.providers.base import (
     ToolDefinition,
     decode_arguments,
 )
+from chatomon.providers.shared_format import function_tools, retry_after_seconds
 
 __all__ = ["OllamaBaseUrlError", "OllamaDependencyImportError", "OllamaProvider"]
 
@@ -94,7 +93,7 @@ def _failures(ollama: ModuleType, httpx: ModuleType) -> tuple[type[BaseException
 
 async def _note_retry_after(response: Any) -> None:
     if response.status_code == 429:
-        _RETRY_AFTER.set(parse_retry_after(response.headers.get("retry-after")))
+        _RETRY_AFTER.set(retry_after_seconds(response.headers))
 
 
 class OllamaProvider(BaseLLMProvider):
@@ -213,7 +212,7 @@ class OllamaProvider(BaseLLMProvider):
             stream = await client.chat(
                 model=self.settings["model"],
                 messages=to_ollama_messages(messages),
-                tools=to_ollama_tools(tools),
+                tools=function_tools(tools),
                 stream=True,
                 options=self.settings["options"],
                 keep_alive=self.settings["keep_alive"],

@@ -15,12 +15,10 @@ llama-server, vLLM, gateways) on the standard `/chat/completions` path.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import importlib
 import itertools
 import math
 import sys
-import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -46,6 +44,7 @@ from chatomon.providers.openai_format import (
     error_for_code,
     responses_request,
 )
+from chatomon.providers.shared_format import retry_after_seconds
 
 __all__ = ["OpenAIDependencyImportError", "OpenAIProvider"]
 
@@ -226,7 +225,7 @@ def _status_error(error: Any, provider: str) -> ProviderError:
     if status in (401, 403):
         return ProviderAuthError(message, provider=provider, status_code=status)
     if status == 429:
-        retry_after = _retry_after(error.response.headers)
+        retry_after = retry_after_seconds(error.response.headers)
         return ProviderRateLimitError(
             message, provider=provider, status_code=status, retry_after_seconds=retry_after
         )
@@ -237,24 +236,6 @@ def _status_error(error: Any, provider: str) -> ProviderError:
     if 400 <= status < 500:
         return ProviderBadRequestError(message, provider=provider, status_code=status)
     return ProviderUnavailableError(message, provider=provider, status_code=status)
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds from `retry-after-ms` or `retry-after` (seconds or an HTTP date)."""
-    for header, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        value = headers.get(header)
-        if value is None:
-            continue
-        try:
-            seconds = float(value) / divisor
-        except ValueError:
-            parsed = email.utils.parsedate_tz(value)
-            if parsed is None:
-                continue
-            seconds = email.utils.mktime_tz(parsed) - time.time()
-        if math.isfinite(seconds):
-            return max(seconds, 0.0)
-    return None
 
 
 def _transport_errors() -> tuple[tuple[type[Exception], ...], tuple[type[Exception], ...]]:

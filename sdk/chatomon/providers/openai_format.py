@@ -33,6 +33,7 @@ from chatomon.providers.base import (
     ToolDefinition,
     decode_arguments,
 )
+from chatomon.providers.shared_format import function_tools, plain
 
 __all__ = [
     "CONTEXT_CODES",
@@ -47,17 +48,8 @@ CONTEXT_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error
 """Error codes/types meaning "too long": OpenAI's code and llama.cpp server's error type."""
 
 
-def _plain(value: Any) -> Any:
-    # Tool schemas may be read-only mappings (MappingProxyType), which json cannot encode.
-    if isinstance(value, Mapping):
-        return {str(key): _plain(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(item) for item in value]
-    return value
-
-
 def _arguments(arguments: Mapping[str, Any]) -> str:
-    return json.dumps(_plain(arguments), default=str)
+    return json.dumps(plain(arguments), default=str)
 
 
 def _chat_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -90,21 +82,6 @@ def _chat_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
         else:
             native.append({"role": message.role, "content": message.content})
     return native
-
-
-def _chat_tools(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
-    """The Chat Completions `tools` list."""
-    return [
-        {
-            "type": "function",
-            "function": {
-                "name": tool.name,
-                "description": tool.description,
-                "parameters": _plain(tool.parameters),
-            },
-        }
-        for tool in tools
-    ]
 
 
 def _responses_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[str, Any]]]:
@@ -148,7 +125,7 @@ def _responses_tools(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
             "type": "function",
             "name": tool.name,
             "description": tool.description,
-            "parameters": _plain(tool.parameters),
+            "parameters": plain(tool.parameters),
             "strict": False,
         }
         for tool in tools
@@ -166,7 +143,7 @@ def chat_request(
         "stream_options": {"include_usage": True},
     }
     if tools:
-        request["tools"] = _chat_tools(tools)
+        request["tools"] = function_tools(tools)
     if settings["temperature"] is not None:
         request["temperature"] = settings["temperature"]
     if settings["max_tokens"] is not None:
