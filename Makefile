@@ -21,15 +21,21 @@ $(INSTALLED): pyproject.toml | $(BIN)/python
 	$(PIP) install -e ".[dev]"
 	touch $@
 
+# With DATABASE_URL set (PostgreSQL) the data and chat tests run a second time on the
+# embedded default, SQLite, so that both databases are covered in one run.
 test: $(INSTALLED)
 	$(BIN)/python -m pytest
+	@if [ -n "$$DATABASE_URL" ]; then \
+		echo "data and chat tests again on SQLite:"; \
+		DATABASE_URL= $(BIN)/python -m pytest tests/data tests/chat; \
+	fi
 
 lint: $(INSTALLED)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-BENCHMARKS := engine providers
+BENCHMARKS := engine providers tools
 
 bench: $(INSTALLED)
 	@for name in $(BENCHMARKS); do $(BIN)/python tests/benchmarks/$$name.py || exit 1; done

@@ -3,6 +3,12 @@
 ```
 ChatomonError                 base of everything chatomon raises on purpose
 ├── ConfigurationError        an atom, orbital, provider or setting is built wrong
+│   └── DataConfigurationError    managers/mutations declared wrong (chatomon.data.errors;
+│                                 `.problems` lists every one found)
+├── DataError                 a tool call the model can correct (chatomon.data.errors);
+│   │                         `.code` is the tool error code, `.to_result()` its result
+│   ├── QueryTimeoutError         a read exceeded query_timeout_seconds (query_timeout)
+│   └── PermissionDeniedError     the actor may not do this (permission_denied)
 ├── ProviderDependencyError   a provider's optional SDK is not installed (also an ImportError;
 │                             each vendor module has its own subclass naming its extra)
 ├── ProviderError             a provider call failed; `public_reason` is a stable code
@@ -13,6 +19,10 @@ ChatomonError                 base of everything chatomon raises on purpose
 │   ├── ProviderUnavailableError     server error or lost connection   (provider_unavailable)
 │   ├── ProviderBadRequestError      the vendor rejected the request   (provider_bad_request)
 │   └── ProviderProtocolError        the stream broke the contract     (provider_protocol)
+├── ToolLoopError             the tool loop ended the turn on a limit or a forbidden batch;
+│                             `code` is the chat error code (tool_retry_limit, mutation_limit,
+│                             turn_limit, mutation_batch_unsupported,
+│                             confirmation_required_transport)
 ├── TurnStateError            the connector API was called out of order
 └── TurnError                 a turn ended without an answer; carries its TurnReport
     └── NucleusError          the nucleus raised; the original exception is the __cause__
@@ -25,7 +35,7 @@ Messages name what is wrong and what is allowed; they never contain conversation
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
     from chatomon.schemas import TurnReport
@@ -43,6 +53,7 @@ __all__ = [
     "ProviderRateLimitError",
     "ProviderTimeoutError",
     "ProviderUnavailableError",
+    "ToolLoopError",
     "TurnError",
     "TurnStateError",
 ]
@@ -165,6 +176,30 @@ class ProviderProtocolError(ProviderError):
     """
 
     public_reason = "provider_protocol"
+
+
+class ToolLoopError(ChatomonError):
+    """The tool loop stopped the turn: a limit was reached or a batch is not allowed.
+
+    Attributes:
+        code: The chat error code, stable for clients.
+        public_message: The message a client may show.
+    """
+
+    MESSAGES: ClassVar[dict[str, str]] = {
+        "tool_retry_limit": "The assistant could not get a valid answer from the data tools.",
+        "mutation_limit": "This message reached its limit of data changes.",
+        "turn_limit": "This message reached its limit of assistant steps.",
+        "mutation_batch_unsupported": "Data changes must be requested one at a time.",
+        "confirmation_required_transport": (
+            "This change needs a confirmation: use the streaming or WebSocket chat."
+        ),
+    }
+
+    def __init__(self, code: str) -> None:
+        super().__init__(self.MESSAGES[code])
+        self.code = code
+        self.public_message = self.MESSAGES[code]
 
 
 class TurnStateError(ChatomonError, RuntimeError):

@@ -1,0 +1,77 @@
+"""The tool loop's events, with the `type` names and fields of the chat event contract.
+
+`TextChunk` and the engine's `done` come from `chatomon.events`; these are the events a
+data turn adds. Each has `to_dict()` giving the wire form surfaces send.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+__all__ = ["ConfirmMutation", "ToolCallStarted", "ToolResult"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted:
+    """The model requested a server-side tool: `{"type": "tool_call", "id", "name", "args"}`."""
+
+    type: ClassVar[str] = "tool_call"
+    id: str
+    name: str
+    args: Mapping[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form."""
+        return {"type": self.type, "id": self.id, "name": self.name, "args": dict(self.args)}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """A tool ran: `{"type": "tool_result", "id", "name", "result"}`."""
+
+    type: ClassVar[str] = "tool_result"
+    id: str
+    name: str
+    result: Any
+
+    @property
+    def is_error(self) -> bool:
+        """Whether the result is a tool error the model should correct."""
+        return isinstance(self.result, Mapping) and self.result.get("status") == "error"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form."""
+        return {"type": self.type, "id": self.id, "name": self.name, "result": self.result}
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmMutation:
+    """A mutation waits for approval: `{"type": "confirm_mutation", "id", "mutation", "input"}`.
+
+    Attributes:
+        id: The confirmation id (the tool call's id).
+        mutation: The mutation name.
+        input: The validated input.
+        preview: What would change (field, before, after; or the new values).
+        approver: "client" (the end user decides) or "staff" (a staff member does).
+    """
+
+    type: ClassVar[str] = "confirm_mutation"
+    id: str
+    mutation: str
+    input: Mapping[str, Any]
+    preview: Any = None
+    approver: str = "client"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form (preview and approver beyond the contract's minimum)."""
+        return {
+            "type": self.type,
+            "id": self.id,
+            "mutation": self.mutation,
+            "input": dict(self.input),
+            "preview": self.preview,
+            "approver": self.approver,
+        }

@@ -1,0 +1,43 @@
+"""The texts the tool loop sends the model: the built-in system prompt and recovery prompts.
+
+They are sent on every provider round, so they are kept short; the tool definitions carry
+the details of each tool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = ["NO_ANSWER_RECOVERY", "NO_TOOLS_RECOVERY", "REJECTED_RESULT", "system_prompt"]
+
+BUILT_IN = (
+    "You answer questions about this application's data with the tools. "
+    "Answer only from tool results and never invent data; say when the data does not "
+    "answer the question. Find data sets with search_managers, read their fields with "
+    "get_manager_schema, then use query (rows) or aggregate (counts, sums, averages). "
+    "To change data call mutate with exactly one mutation and no other tool in the same "
+    "step; a change may wait for the user's or a staff member's confirmation."
+)
+"""What every data turn tells the model first."""
+
+NO_TOOLS_RECOVERY = (
+    "You answered without using any tool. If the question needs the application's data, "
+    "call the tools now; otherwise repeat your answer."
+)
+"""Sent once when the model answers a turn without calling any tool."""
+
+NO_ANSWER_RECOVERY = "Answer the user's question now from the tool results above."
+"""Sent once when the model returns no text after tool results."""
+
+REJECTED_RESULT = "The change was rejected and nothing was written. Do not retry it."
+"""The tool result the model sees for a rejected mutation."""
+
+
+def system_prompt(project: str, guidance: Sequence[str]) -> str:
+    """The system message: built-in instructions, the project's, then this turn's guidance."""
+    parts = [BUILT_IN]
+    if project.strip():
+        parts.append(project.strip())
+    if guidance:
+        parts.append("For this reply:\n" + "\n".join(f"- {line}" for line in guidance))
+    return "\n\n".join(parts)

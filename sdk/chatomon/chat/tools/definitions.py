@@ -1,0 +1,214 @@
+"""The tools' definitions: names, descriptions for the model, and argument schemas.
+
+They are sent on every provider round, so descriptions are short and say only what the
+model needs to call the tool right. The schemas are closed (`additionalProperties: false`)
+and use no `$ref`, `oneOf`, `anyOf` or `allOf`, so every provider accepts them; the one
+place that takes two shapes (a fields entry: a name or `{relation: [fields]}`) leaves its
+items untyped and says so in the description.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from chatomon.data.aggregate import OPS
+from chatomon.data.mutations import Mutation
+from chatomon.data.query import MAX_OFFSET
+from chatomon.data.schema import ManagerSchema
+from chatomon.providers.base import ToolDefinition
+
+__all__ = [
+    "aggregate_definition",
+    "direct_query_definition",
+    "direct_query_name",
+    "discovery_definitions",
+    "find_path_definition",
+    "get_manager_schema_definition",
+    "mutate_definition",
+    "query_definition",
+    "search_managers_definition",
+]
+
+_MANAGER = {"type": "string", "description": "Manager name, e.g. PartManager."}
+_FILTERS = {
+    "type": "object",
+    "description": (
+        "{field__lookup: value}; lookups exact (default), iexact, contains, icontains, "
+        "startswith, in [..], gt, gte, lt, lte, range [low, high], isnull bool. "
+        "Through relations: relation__field__lookup."
+    ),
+}
+
+
+def _object(properties: dict[str, Any], required: Iterable[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+def search_managers_definition() -> ToolDefinition:
+    """search_managers(query)."""
+    return ToolDefinition(
+        name="search_managers",
+        description=(
+            "Find the managers (data sets) for a question. Returns up to 10 with their "
+            "fields and relations. Start here."
+        ),
+        parameters=_object(
+            {"query": {"type": "string", "description": "Words about the data, e.g. 'part cost'."}},
+            ["query"],
+        ),
+    )
+
+
+def get_manager_schema_definition() -> ToolDefinition:
+    """get_manager_schema(manager)."""
+    return ToolDefinition(
+        name="get_manager_schema",
+        description="A manager's fields (type, description, choices), filters with lookups, "
+        "and relations.",
+        parameters=_object({"manager": _MANAGER}, ["manager"]),
+    )
+
+
+def find_path_definition() -> ToolDefinition:
+    """find_path(from_manager, to_manager)."""
+    return ToolDefinition(
+        name="find_path",
+        description=(
+            "Relation path between two managers, e.g. ['parts', 'material'], to use as a "
+            "filter or fields prefix (parts__material__name). [] for the same manager, null "
+            "when unrelated."
+        ),
+        parameters=_object(
+            {"from_manager": _MANAGER, "to_manager": _MANAGER}, ["from_manager", "to_manager"]
+        ),
+    )
+
+
+def _query_properties(max_results: int) -> dict[str, Any]:
+    return {
+        "filters": _FILTERS,
+        "fields": {
+            "type": "array",
+            "description": (
+                "Field names; a relation name, or {relation: [fields]} up to 3 deep. "
+                "Default: all fields."
+            ),
+            "items": {},
+        },
+        "order_by": {
+            "type": "array",
+            "description": "Field names, '-' prefix for descending.",
+            "items": {"type": "string"},
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "description": f"Rows per page, default 50, max {max_results}.",
+        },
+        "offset": {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET},
+    }
+
+
+_QUERY_RESULT = "Returns {data: rows with id, total_count, has_more}."
+
+
+def query_definition(max_results: int) -> ToolDefinition:
+    """query(manager, filters, fields, order_by, limit, offset)."""
+    return ToolDefinition(
+        name="query",
+        description=f"Read a manager's rows. {_QUERY_RESULT}",
+        parameters=_object({"manager": _MANAGER, **_query_properties(max_results)}, ["manager"]),
+    )
+
+
+def aggregate_definition() -> ToolDefinition:
+    """aggregate(manager, filters, group_by, metrics)."""
+    metric = _object(
+        {"op": {"type": "string", "enum": list(OPS)}, "field": {"type": "string"}}, ["op"]
+    )
+    return ToolDefinition(
+        name="aggregate",
+        description=(
+            "Count, sum, avg, min, max computed by the database, optionally per group. "
+            "Returns {groups: [{group: {key: value}, values: {count: 3, sum_unit_cost: "
+            "'12.50'}}], has_more}; decimals are strings."
+        ),
+        parameters=_object(
+            {
+                "manager": _MANAGER,
+                "filters": _FILTERS,
+                "group_by": {
+                    "type": "array",
+                    "description": "Fields, also across to-one relations (material__name).",
+                    "items": {"type": "string"},
+                },
+                "metrics": {
+                    "type": "array",
+                    "description": "Default [{op: count}].",
+                    "items": metric,
+                },
+            },
+            ["manager"],
+        ),
+    )
+
+
+def mutate_definition(mutations: Iterable[Mutation]) -> ToolDefinition:
+    """mutate(mutation, input), describing the allowed mutations' inputs."""
+    signatures = "; ".join(
+        f"{m.signature()}{': ' + m.description if m.description else ''}" for m in mutations
+    )
+    return ToolDefinition(
+        name="mutate",
+        description=(
+            f"Change data with one mutation. Allowed: {signatures}. Call it alone. Returns "
+            "executed with the result, or confirmation_required: a person must approve, so "
+            "tell the user and wait."
+        ),
+        parameters=_object(
+            {
+                "mutation": {"type": "string", "description": "Mutation name."},
+                "input": {"type": "object", "description": "The mutation's input fields."},
+            },
+            ["mutation", "input"],
+        ),
+    )
+
+
+def discovery_definitions(max_results: int) -> list[ToolDefinition]:
+    """The discovery tools, in the order the model should think of them."""
+    return [
+        search_managers_definition(),
+        get_manager_schema_definition(),
+        find_path_definition(),
+        query_definition(max_results),
+        aggregate_definition(),
+    ]
+
+
+def direct_query_name(manager: str) -> str:
+    """The direct tool name of a manager: PartManager → query_part_manager."""
+    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", manager).lower()
+    return f"query_{snake}"
+
+
+def direct_query_definition(schema: ManagerSchema, max_results: int) -> ToolDefinition:
+    """query_<manager>: the query tool with the manager fixed."""
+    fields = ", ".join(name for name in schema.fields if name != "id")
+    relations = ", ".join(schema.relations) or "none"
+    about = f" {schema.description}" if schema.description else ""
+    return ToolDefinition(
+        name=direct_query_name(schema.name),
+        description=(
+            f"Read {schema.name} rows.{about} Fields: {fields}; relations: {relations}. "
+            f"{_QUERY_RESULT}"
+        ),
+        parameters=_object(_query_properties(max_results), []),
+    )

@@ -1,0 +1,38 @@
+"""Django settings for the tests: the test app on SQLite, or PostgreSQL from DATABASE_URL.
+
+`DATABASE_URL=postgresql://postgres@127.0.0.1:5432/chatomon` runs the Django tests on
+PostgreSQL (the test database is `test_chatomon`); unset, they use SQLite in memory.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+
+def database_from_url(url: str | None) -> dict[str, Any]:
+    """The DATABASES entry for a postgresql:// or sqlite:// URL (None: SQLite in memory)."""
+    if not url:
+        return {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}
+    parts = urlsplit(url)
+    if parts.scheme in ("postgres", "postgresql"):
+        return {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": parts.path.lstrip("/") or "chatomon",
+            "USER": unquote(parts.username or ""),
+            "PASSWORD": unquote(parts.password or ""),
+            "HOST": parts.hostname or "",
+            "PORT": str(parts.port or ""),
+        }
+    if parts.scheme == "sqlite":
+        return {"ENGINE": "django.db.backends.sqlite3", "NAME": parts.path or ":memory:"}
+    raise ValueError(f"unsupported DATABASE_URL scheme {parts.scheme!r}")
+
+
+SECRET_KEY = "chatomon-tests-only-not-secret"
+INSTALLED_APPS = ["django.contrib.contenttypes", "django.contrib.auth", "tests.testapp"]
+DATABASES = {"default": database_from_url(os.environ.get("DATABASE_URL"))}
+USE_TZ = True
+TIME_ZONE = "UTC"
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
