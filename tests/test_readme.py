@@ -33,3 +33,14 @@ def test_quickstart_runs_as_written() -> None:
         "We sell bolts in every size. ['regenerate', 'accept']",
     ]
     assert len(quickstart.splitlines()) <= 25
+
+
+def test_data_chat_example_runs_as_written() -> None:
+    (example,) = [block for block in python_blocks() if "ToolLoop" in block]
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        exec(compile(example, str(README), "exec"), {})
+    assert output.getvalue().splitlines() == [
+        "Mercury uses aluminum parts.",
+        '{"data": [{"id": 2, "name": "Mercury"}], "total_count": 1, "has_more": false}',
+    ]
