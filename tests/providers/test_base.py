@@ -82,6 +82,7 @@ def test_decode_arguments() -> None:
         ("ollama:gemma4:e4b", "OllamaProvider", {"model": "gemma4:e4b"}),
         ("gemini:gemini-2.5-flash", "GeminiProvider", {"model": "gemini-2.5-flash"}),
         ("google", "GeminiProvider", {}),
+        ("local", "LocalProvider", {}),
         ("chatomon.providers.testing.ScriptedProvider", "ScriptedProvider", {}),
     ],
 )

