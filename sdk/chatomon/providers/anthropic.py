@@ -31,6 +31,7 @@ from chatomon.providers.base import (
     DoneEvent,
     Message,
     ToolDefinition,
+    close_client,
 )
 
 __all__ = ["AnthropicDependencyImportError", "AnthropicProvider"]
@@ -158,6 +159,11 @@ class AnthropicProvider(BaseLLMProvider):
                 max_retries=int(settings["max_retries"]),
             )
         return self._client
+
+    async def aclose(self) -> None:
+        """Close the SDK client and its connections (a new one is made on next use)."""
+        client, self._client = self._client, None
+        await close_client(client)
 
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]

@@ -23,6 +23,7 @@ SDK's native tool-call and tool-result format and translate the stream back.
 from __future__ import annotations
 
 import difflib
+import inspect
 import json
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -43,6 +44,7 @@ __all__ = [
     "ToolCall",
     "ToolCallEvent",
     "ToolDefinition",
+    "close_client",
     "decode_arguments",
 ]
 
@@ -153,6 +155,19 @@ class DoneEvent:
 ChatEvent = TextChunkEvent | ToolCallEvent | DoneEvent
 
 
+async def close_client(client: Any) -> None:
+    """Close a vendor SDK client, whichever of `aclose()` / `close()` (sync or async) it has."""
+    if client is None:
+        return
+    for name in ("aclose", "close"):
+        method = getattr(client, name, None)
+        if callable(method):
+            result = method()
+            if inspect.isawaitable(result):
+                await result
+            return
+
+
 def decode_arguments(
     raw: str | Mapping[str, Any] | None, *, provider: str, tool: str
 ) -> dict[str, Any]:
@@ -226,6 +241,15 @@ class BaseLLMProvider(ABC):
     def check_configuration(cls, config: Mapping[str, Any] | None = None) -> None:
         """Validate the configuration (and, in vendor adapters, that the SDK is installed)."""
         cls.check_keys(config or {})
+
+    async def aclose(self) -> None:
+        """Release the provider's connections; it opens new ones if used again.
+
+        Adapters keep their vendor SDK client (and its connection pool) between
+        completions; call this when the provider is no longer needed. A provider without
+        connections has nothing to release.
+        """
+        return
 
     @abstractmethod
     def complete(

@@ -35,6 +35,7 @@ from chatomon.providers.base import (
     TokenUsage,
     ToolCallEvent,
     ToolDefinition,
+    close_client,
     decode_arguments,
 )
 from chatomon.providers.google_format import (
@@ -130,6 +131,12 @@ class GeminiProvider(BaseLLMProvider):
         cls.check_keys(config or {})
         _import_sdk()
         check_settings({**cls.default_config, **(config or {})})
+
+    async def aclose(self) -> None:
+        """Close the SDK's async client and its connections (a new one is made on next use)."""
+        client, self._client = self._client, None
+        if client is not None:
+            await close_client(client.aio)
 
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]

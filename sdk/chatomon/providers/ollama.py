@@ -42,6 +42,7 @@ from chatomon.providers.base import (
     TokenUsage,
     ToolCallEvent,
     ToolDefinition,
+    close_client,
     decode_arguments,
 )
 from chatomon.providers.shared_format import function_tools, retry_after_seconds
@@ -194,6 +195,11 @@ class OllamaProvider(BaseLLMProvider):
             )
             self._client_loop = weakref.ref(loop)
         return self._client
+
+    async def aclose(self) -> None:
+        """Close the SDK client and its connections (a new one is made on next use)."""
+        client, self._client = self._client, None
+        await close_client(client)
 
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]

@@ -35,7 +35,13 @@ from chatomon.errors import (
     ProviderTimeoutError,
     ProviderUnavailableError,
 )
-from chatomon.providers.base import BaseLLMProvider, ChatEvent, Message, ToolDefinition
+from chatomon.providers.base import (
+    BaseLLMProvider,
+    ChatEvent,
+    Message,
+    ToolDefinition,
+    close_client,
+)
 from chatomon.providers.openai_format import (
     CONTEXT_CODES,
     ChatStreamReader,
@@ -118,6 +124,11 @@ class OpenAIProvider(BaseLLMProvider):
         cls.check_keys(config or {})
         _import_openai()
         _check_values({**cls.default_config, **(config or {})})
+
+    async def aclose(self) -> None:
+        """Close the SDK client and its connections (a new one is made on next use)."""
+        client, self._client = self._client, None
+        await close_client(client)
 
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]

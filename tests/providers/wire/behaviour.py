@@ -202,6 +202,16 @@ class ProviderBehaviour:
         with pytest.raises(ProviderProtocolError):
             await collect(provider)
 
+    async def test_aclose_releases_the_client_and_the_provider_still_works(
+        self, vendor, server, provider
+    ) -> None:
+        for _ in range(2):
+            server.push(vendor.stream([Text("ok"), Usage(1, 1)]))
+            events = await collect(provider)
+            assert isinstance(events[-1], DoneEvent)
+            await provider.aclose()
+        await provider.aclose()  # closing twice is harmless
+
     async def test_secrets_never_appear_in_errors_or_repr(self, vendor, server, provider) -> None:
         assert SECRET not in repr(provider)
         server.push(vendor.error("auth"))
