@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from chatomon.data.query import QuerySpec
     from chatomon.data.schema import ManagerSchema
 
-__all__ = ["AggregatePage", "Backend", "QueryPage"]
+__all__ = ["AggregatePage", "Backend", "QueryPage", "mixed_backend_problem"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,3 +84,15 @@ class Backend(Protocol):
     def serialize(self, schema: ManagerSchema, obj: Any) -> dict[str, Any] | None:
         """A mutation's returned object as its id and scalar fields, or None if not one."""
         ...
+
+
+def mixed_backend_problem(
+    schema: ManagerSchema, relation: str, target: ManagerSchema, kind: str
+) -> str | None:
+    """The problem line when a `kind` manager's relation leads to another backend's manager."""
+    if target.backend.kind == kind:
+        return None
+    return (
+        f"{schema.name}.relations[{relation!r}]: {target.name} is a {target.backend.kind}"
+        f" manager; a {kind} manager relates to {kind} managers only"
+    )

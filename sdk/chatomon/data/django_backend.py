@@ -21,7 +21,7 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import F, Model, OrderBy, Prefetch, QuerySet
 
 from chatomon.data.aggregate import AggregateSpec
-from chatomon.data.backend import AggregatePage, QueryPage
+from chatomon.data.backend import AggregatePage, QueryPage, mixed_backend_problem
 from chatomon.data.coercion import coerce_scalar
 from chatomon.data.django_aggregate import run_aggregate
 from chatomon.data.django_conditions import apply_conditions
@@ -100,11 +100,9 @@ class DjangoBackend:
         self, schema: ManagerSchema, relation: str, target: ManagerSchema
     ) -> str | None:
         """The relation's model must be the target manager's model."""
-        if target.backend.kind != self.kind:
-            return (
-                f"{schema.name}.relations[{relation!r}]: {target.name} is a {target.backend.kind}"
-                " manager; a django manager relates to django managers only"
-            )
+        problem = mixed_backend_problem(schema, relation, target, self.kind)
+        if problem is not None:
+            return problem
         source_model = type(schema.manager).model
         target_model = type(target.manager).model
         related = related_model_of(source_model, relation)

@@ -19,7 +19,7 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from chatomon.data.aggregate import AggregateSpec, average
-from chatomon.data.backend import AggregatePage, QueryPage
+from chatomon.data.backend import AggregatePage, QueryPage, mixed_backend_problem
 from chatomon.data.coercion import coerce_scalar
 from chatomon.data.errors import DataError
 from chatomon.data.manager import Manager
@@ -258,12 +258,7 @@ class RecordsBackend:
         self, schema: ManagerSchema, relation: str, target: ManagerSchema
     ) -> str | None:
         """Records relations may lead only to records managers."""
-        if target.backend.kind != self.kind:
-            return (
-                f"{schema.name}.relations[{relation!r}]: {target.name} is a {target.backend.kind}"
-                " manager; a records manager relates to records managers only"
-            )
-        return None
+        return mixed_backend_problem(schema, relation, target, self.kind)
 
     def run_query(self, spec: QuerySpec, actor: Any, timeout_seconds: float | None) -> QueryPage:
         """Filter, order and page the scoped records, then render the selection."""
