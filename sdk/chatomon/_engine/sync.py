@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 from collections.abc import Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 __all__ = ["run_sync"]
@@ -21,6 +19,10 @@ def run_sync(make_coroutine: Callable[[], Coroutine[Any, Any, T]]) -> T:
     runs on a private loop in a worker thread while this thread waits; no global patching
     of the running loop (nest_asyncio style) is involved. Context variables are copied in.
     """
+    # Imported here so that `import chatomon` does not load asyncio and its executors.
+    import asyncio  # noqa: PLC0415
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
