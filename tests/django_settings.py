@@ -31,7 +31,12 @@ def database_from_url(url: str | None) -> dict[str, Any]:
 
 
 SECRET_KEY = "chatomon-tests-only-not-secret"
-INSTALLED_APPS = ["django.contrib.contenttypes", "django.contrib.auth", "tests.testapp"]
+INSTALLED_APPS = [
+    "django.contrib.contenttypes",
+    "django.contrib.auth",
+    "tests.testapp",
+    "chatomon.django",
+]
 DATABASES = {"default": database_from_url(os.environ.get("DATABASE_URL"))}
 USE_TZ = True
 TIME_ZONE = "UTC"

@@ -1,0 +1,162 @@
+"""The bounded context of a stored conversation: recent messages, and a summary of the rest.
+
+`build_context` keeps the last `max_recent_messages` items verbatim and, when more than
+`summarize_after` older items remain, replaces them by a summary the provider writes (one
+completion through `run_completion`). A summary records the exact last message it covers;
+one whose marker is missing or outdated is regenerated, never reused. Tool windows are kept
+whole: an assistant call group travels with only its own linked results, and the window
+edge never separates them. Tool rows without a stored call identity become assistant
+context text, never native tool-result messages.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from chatomon.chat.store.records import ConversationSummary, StoredMessage
+from chatomon.providers.base import Message, TextChunkEvent
+from chatomon.providers.contract import run_completion
+
+__all__ = ["SUMMARY_PROMPT", "BuiltContext", "build_context"]
+
+SUMMARY_PROMPT = (
+    "Summarize the earlier part of this conversation between a user and a data assistant "
+    "in a few sentences: what the user wanted, the facts found, and decisions made. "
+    "Write only the summary."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltContext:
+    """The provider messages of a turn's history and the summary to store.
+
+    Attributes:
+        messages: The history as provider-neutral messages for the tool loop.
+        summary: The summary covering the older items (None when none were summarized).
+        summary_changed: Whether `summary` was written now and should be stored.
+    """
+
+    messages: tuple[Message, ...]
+    summary: ConversationSummary | None
+    summary_changed: bool
+
+
+def windows(items: Sequence[StoredMessage]) -> list[list[StoredMessage]]:
+    """Split items into units: a call group with its linked results, or one item."""
+    units: list[list[StoredMessage]] = []
+    for stored in sorted(items, key=lambda m: m.position):
+        item, group = stored.item, units[-1] if units else None
+        if (
+            item.kind == "tool_result"
+            and group is not None
+            and group[0].item.kind == "tool_calls"
+            and item.call_id in {c.id for c in group[0].item.tool_calls if c.id}
+        ):
+            group.append(stored)
+        else:
+            units.append([stored])
+    return units
+
+
+def _context_text(stored: StoredMessage) -> Message:
+    item = stored.item
+    if item.kind == "tool_result":
+        result = json.dumps(item.result, default=str)
+        return Message.assistant(f"[Earlier result of tool {item.name or 'unknown'}: {result}]")
+    calls = ", ".join(f"{c.name}({json.dumps(dict(c.arguments))})" for c in item.tool_calls)
+    return Message.assistant(" ".join(p for p in (item.content, f"[Called {calls}]") if p))
+
+
+def unit_messages(unit: Sequence[StoredMessage]) -> list[Message]:
+    """The provider messages of one unit."""
+    head = unit[0].item
+    if head.kind == "user":
+        return [Message.user(head.content)]
+    if head.kind == "assistant":
+        return [Message.assistant(head.content)]
+    if head.kind == "tool_result":  # not linked to a call group: context text only
+        return [_context_text(unit[0])]
+    answered = {m.item.call_id for m in unit[1:]}
+    if not head.tool_calls or any(not c.id or c.id not in answered for c in head.tool_calls):
+        # Vendors reject a native call without its result: keep the group as text.
+        return [_context_text(m) for m in unit]
+    results = [
+        Message(role="tool", content=_json(m.item.result), tool_call_id=m.item.call_id,
+                name=m.item.name)
+        for m in unit[1:]
+    ]  # fmt: skip
+    return [Message.assistant(head.content, head.tool_calls), *results]
+
+
+def _json(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, default=str)
+
+
+def split_window(
+    units: list[list[StoredMessage]], max_recent_messages: int
+) -> tuple[list[list[StoredMessage]], list[list[StoredMessage]]]:
+    """(older units, recent units): whole units from the end, up to the message budget."""
+    taken, count = 0, 0
+    for unit in reversed(units):
+        if taken and count + len(unit) > max_recent_messages:
+            break
+        taken, count = taken + 1, count + len(unit)
+    return units[: len(units) - taken], units[len(units) - taken :]
+
+
+async def build_context(
+    items: Sequence[StoredMessage],
+    *,
+    provider: Any,
+    summary: ConversationSummary | None = None,
+    max_recent_messages: int = 20,
+    summarize_after: int = 10,
+    timeout_seconds: float | None = None,
+) -> BuiltContext:
+    """The bounded history of `items` for the next turn, summarizing the older prefix."""
+    if max_recent_messages < 1 or summarize_after < 0:
+        raise ValueError("max_recent_messages must be >= 1 and summarize_after >= 0")
+    older, recent = split_window(windows(items), max_recent_messages)
+    recent_messages = [m for unit in recent for m in unit_messages(unit)]
+    flat_older = [m for unit in older for m in unit]
+    if len(flat_older) <= summarize_after:
+        older_messages = [m for unit in older for m in unit_messages(unit)]
+        return BuiltContext((*older_messages, *recent_messages), None, False)
+    last = flat_older[-1]
+    changed = not _covers(summary, last)
+    if changed:
+        text = await _summarize(provider, older, timeout_seconds)
+        summary = ConversationSummary(text, last.id, last.position)
+    assert summary is not None
+    note = Message.system(f"Summary of the earlier conversation: {summary.text}")
+    return BuiltContext((note, *recent_messages), summary, changed)
+
+
+def _covers(summary: ConversationSummary | None, last: StoredMessage) -> bool:
+    # Only an exact marker is trusted; any other coverage is unknown and regenerated.
+    return (
+        summary is not None
+        and summary.through_id == last.id
+        and summary.through_position == last.position
+    )
+
+
+async def _summarize(
+    provider: Any, older: list[list[StoredMessage]], timeout_seconds: float | None
+) -> str:
+    transcript = "\n".join(
+        f"{message.role}: {message.content}"
+        for unit in older
+        for message in unit_messages(unit)
+        if message.content
+    )
+    request = [Message.system(SUMMARY_PROMPT), Message.user(transcript)]
+    chunks = [
+        event.content
+        async for event in run_completion(provider, request, [], timeout_seconds=timeout_seconds)
+        if isinstance(event, TextChunkEvent)
+    ]
+    return "".join(chunks).strip()

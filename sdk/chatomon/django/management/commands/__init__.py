@@ -1,0 +1,1 @@
+"""The chatomon management commands."""

@@ -1,0 +1,1 @@
+"""The chatomon app's migrations."""

@@ -1,0 +1,210 @@
+"""The synchronous ORM operations behind `DjangoStore`, also used by `chat_cleanup`.
+
+Each function is one unit of work against the default database; `DjangoStore` runs them
+off the event loop. Conversation-scoped functions filter on the owner in the same query,
+so another owner's conversation is indistinguishable from a missing one.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from django.db import transaction
+from django.db.models import Max, Q
+
+from chatomon.chat.store.records import (
+    TIMED_OUT_REASON,
+    ConversationNotFoundError,
+    ConversationSummary,
+    MessageItem,
+    Owner,
+    PendingConfirmation,
+    StoredMessage,
+    TurnRecord,
+    check_decision,
+    check_transition,
+)
+from chatomon.django import models
+from chatomon.django.rows import confirmation_record, message_fields, message_record, turn_record
+from chatomon.schemas import TokenUsage, TurnReport
+
+__all__ = ["append_messages", "claim", "expire_due", "owned", "prune", "update_turn"]
+
+
+def owned(owner: Owner, conversation_id: UUID) -> models.Conversation:
+    """The owner's conversation row; ConversationNotFoundError otherwise."""
+    try:
+        return models.Conversation.objects.get(
+            pk=conversation_id, owner_kind=owner.kind, owner_key=owner.key
+        )
+    except models.Conversation.DoesNotExist:
+        raise ConversationNotFoundError(
+            f"no conversation {conversation_id} for this owner"
+        ) from None
+
+
+def save_summary(owner: Owner, conversation_id: UUID, summary: ConversationSummary) -> None:
+    """Store the summary on the owner's conversation."""
+    updated = models.Conversation.objects.filter(
+        pk=conversation_id, owner_kind=owner.kind, owner_key=owner.key
+    ).update(
+        summary_text=summary.text,
+        summary_through_id=summary.through_id,
+        summary_through_position=summary.through_position,
+    )
+    if not updated:
+        raise ConversationNotFoundError(f"no conversation {conversation_id} for this owner")
+
+
+def append_messages(
+    owner: Owner, conversation_id: UUID, items: Sequence[MessageItem], now: datetime
+) -> list[StoredMessage]:
+    """Append items at the next positions; the conversation row lock orders writers."""
+    with transaction.atomic():
+        # select_for_update serializes concurrent appends on PostgreSQL; SQLite
+        # serializes writers on its own.
+        conversation = owned_for_update(owner, conversation_id)
+        last = models.ChatMessage.objects.filter(conversation=conversation).aggregate(
+            last=Max("position")
+        )["last"]
+        start = -1 if last is None else last
+        rows = [
+            models.ChatMessage(
+                conversation=conversation, position=start + 1 + i, created_at=now,
+                **message_fields(item),
+            )
+            for i, item in enumerate(items)
+        ]  # fmt: skip
+        models.ChatMessage.objects.bulk_create(rows)
+        models.Conversation.objects.filter(pk=conversation.pk).update(updated_at=now)
+        # bulk_create sets primary keys on PostgreSQL and SQLite, not on every backend.
+        saved = models.ChatMessage.objects.filter(
+            conversation=conversation, position__gt=start
+        ).order_by("position")
+        return [message_record(row) for row in saved]
+
+
+def owned_for_update(owner: Owner, conversation_id: UUID) -> models.Conversation:
+    """The owner's conversation row, locked until the end of the transaction."""
+    row = (
+        models.Conversation.objects.select_for_update()
+        .filter(pk=conversation_id, owner_kind=owner.kind, owner_key=owner.key)
+        .first()
+    )
+    if row is None:
+        raise ConversationNotFoundError(f"no conversation {conversation_id} for this owner")
+    return row
+
+
+def update_turn(
+    turn_id: str,
+    status: str,
+    report: TurnReport | None,
+    usage: TokenUsage | None,
+    now: datetime,
+) -> TurnRecord:
+    """Move a turn, conditionally on the status it was read with (no lost transitions)."""
+    row = models.Turn.objects.filter(pk=turn_id).first()
+    if row is None:
+        raise LookupError(f"no turn {turn_id!r}")
+    check_transition(turn_id, row.status, status)
+    changes: dict[str, Any] = {"status": status}
+    if status in ("completed", "aborted"):
+        changes["finished_at"] = now
+    if report is not None:
+        changes.update(
+            report=report.model_dump(mode="json"),
+            final_action=report.final_action,
+            escalated=report.escalated,
+        )
+        usage = usage if usage is not None else report.usage
+    if usage is not None:
+        changes.update(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
+    if not models.Turn.objects.filter(pk=turn_id, status=row.status).update(**changes):
+        # Someone moved the turn between our read and our write: judge against theirs.
+        current = models.Turn.objects.get(pk=turn_id).status
+        check_transition(turn_id, current, status)
+        return update_turn(turn_id, status, report, usage, now)
+    return turn_record(models.Turn.objects.get(pk=turn_id))
+
+
+def create_confirmation(owner: Owner, conversation_id: UUID, **fields: Any) -> PendingConfirmation:
+    """Insert a pending confirmation on the owner's conversation."""
+    if fields["approver"] not in ("client", "staff"):
+        raise ValueError(f"approver must be 'client' or 'staff', got {fields['approver']!r}")
+    conversation = owned(owner, conversation_id)
+    row = models.PendingConfirmation.objects.create(
+        id=uuid.uuid4(), conversation=conversation, status="pending", **fields
+    )
+    return confirmation_record(row)
+
+
+def visible_confirmations(owner: Owner | None) -> Any:
+    """Confirmations, restricted to the owner's conversations when an owner is given."""
+    rows = models.PendingConfirmation.objects.all()
+    if owner is not None:
+        rows = rows.filter(conversation__owner_kind=owner.kind, conversation__owner_key=owner.key)
+    return rows
+
+
+def claim(
+    confirmation_id: UUID,
+    *,
+    decision: str,
+    decided_by: str,
+    reason: str | None,
+    owner: Owner | None,
+    now: datetime,
+) -> PendingConfirmation | None:
+    """One conditional UPDATE: only a pending, unexpired row is decided; one winner."""
+    check_decision(decision)
+    # The owner restriction is a subquery on the conversation, inside the same UPDATE.
+    won = (
+        visible_confirmations(owner)
+        .filter(pk=confirmation_id, status="pending", expires_at__gt=now)
+        .update(status=decision, decided_by=decided_by, decided_at=now, reason=reason)
+    )
+    if won != 1:
+        return None
+    return confirmation_record(models.PendingConfirmation.objects.get(pk=confirmation_id))
+
+
+def expire_due(now: datetime) -> list[PendingConfirmation]:
+    """Mark pending rows past expiry as expired; returns the rows this call expired."""
+    due = list(
+        models.PendingConfirmation.objects.filter(
+            status="pending", expires_at__lte=now
+        ).values_list("pk", flat=True)
+    )
+    if not due:
+        return []
+    models.PendingConfirmation.objects.filter(pk__in=due, status="pending").update(
+        status="expired", decided_at=now, reason=TIMED_OUT_REASON
+    )
+    # Another cleanup may have expired some of them meanwhile, with its own `now`.
+    mine = models.PendingConfirmation.objects.filter(
+        pk__in=due, status="expired", decided_at=now
+    ).order_by("expires_at")
+    return [confirmation_record(row) for row in mine]
+
+
+def prune(older_than: datetime) -> dict[str, int]:
+    """Delete stale conversations (cascading) and confirmations resolved before the cutoff."""
+    with transaction.atomic():
+        stale = models.Conversation.objects.filter(updated_at__lt=older_than)
+        counts = {
+            "messages": models.ChatMessage.objects.filter(conversation__in=stale).count(),
+            "turns": models.Turn.objects.filter(conversation__in=stale).count(),
+        }
+        old_confirmations = models.PendingConfirmation.objects.filter(
+            Q(conversation__in=stale)
+            | Q(status="pending", expires_at__lt=older_than)
+            | (~Q(status="pending") & Q(decided_at__lt=older_than))
+        )
+        counts["confirmations"] = old_confirmations.delete()[0]
+        counts["conversations"] = stale.delete()[1].get(models.Conversation._meta.label, 0)
+        return {k: counts[k] for k in ("conversations", "messages", "turns", "confirmations")}

@@ -1,0 +1,249 @@
+# The models need a ready app registry, so each method imports them when it runs: importing
+# this module must work before settings are configured.
+# ruff: noqa: PLC0415
+"""`DjangoStore`: the conversation store on the Django ORM.
+
+Importing this module needs no settings: the models load on first use, once the app
+registry is ready. Each call runs one `chatomon.django.queries` function off the event
+loop through asgiref's `sync_to_async`.
+
+```python
+from chatomon.django.store import DjangoStore
+
+store = DjangoStore()
+conversation = await store.create_conversation(Owner.session(request.session.session_key))
+```
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, TypeVar
+from uuid import UUID
+
+from asgiref.sync import sync_to_async
+
+from chatomon.chat.store.records import (
+    Approver,
+    Conversation,
+    ConversationSummary,
+    Decision,
+    MessageItem,
+    Owner,
+    PendingConfirmation,
+    StoredMessage,
+    TurnRecord,
+    TurnStatus,
+    aware,
+)
+from chatomon.schemas import TokenUsage, TurnReport
+
+__all__ = ["DjangoStore"]
+
+T = TypeVar("T")
+
+
+async def _run(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    return await sync_to_async(function, thread_sensitive=True)(*args, **kwargs)
+
+
+class DjangoStore:
+    """A `ConversationStore` on the chatomon app's models (add "chatomon.django")."""
+
+    async def create_conversation(
+        self, owner: Owner, *, title: str = "", now: datetime | None = None
+    ) -> Conversation:
+        """Start a new conversation of `owner`."""
+        from chatomon.django import models, rows
+
+        moment = aware(now)
+        row = await models.Conversation.objects.acreate(
+            id=uuid.uuid4(), owner_kind=owner.kind, owner_key=owner.key, title=title,
+            created_at=moment, updated_at=moment,
+        )  # fmt: skip
+        return rows.conversation_record(row)
+
+    async def get_conversation(self, owner: Owner, conversation_id: UUID) -> Conversation | None:
+        """The conversation, or None when unknown or not `owner`'s."""
+        from chatomon.django import models, rows
+
+        row = await models.Conversation.objects.filter(
+            pk=conversation_id, owner_kind=owner.kind, owner_key=owner.key
+        ).afirst()
+        return rows.conversation_record(row) if row is not None else None
+
+    async def list_conversations(self, owner: Owner) -> list[Conversation]:
+        """`owner`'s conversations, most recently updated first."""
+        from chatomon.django import models, rows
+
+        mine = models.Conversation.objects.filter(owner_kind=owner.kind, owner_key=owner.key)
+        return [rows.conversation_record(row) async for row in mine.order_by("-updated_at")]
+
+    async def save_summary(
+        self, owner: Owner, conversation_id: UUID, summary: ConversationSummary
+    ) -> Conversation:
+        """Store the context summary of the conversation."""
+        from chatomon.django import queries, rows
+
+        await _run(queries.save_summary, owner, conversation_id, summary)
+        return rows.conversation_record(await _run(queries.owned, owner, conversation_id))
+
+    async def append_messages(
+        self,
+        owner: Owner,
+        conversation_id: UUID,
+        items: Sequence[MessageItem],
+        *,
+        now: datetime | None = None,
+    ) -> list[StoredMessage]:
+        """Append items at the next positions, in order."""
+        from chatomon.django import queries
+
+        return await _run(queries.append_messages, owner, conversation_id, items, aware(now))
+
+    async def messages(self, owner: Owner, conversation_id: UUID) -> list[StoredMessage]:
+        """The conversation's items in position order."""
+        from chatomon.django import models, queries, rows
+
+        conversation = await _run(queries.owned, owner, conversation_id)
+        items = models.ChatMessage.objects.filter(conversation=conversation).order_by("position")
+        return [rows.message_record(row) async for row in items]
+
+    async def start_turn(
+        self,
+        owner: Owner,
+        conversation_id: UUID,
+        *,
+        turn_id: str | None = None,
+        now: datetime | None = None,
+    ) -> TurnRecord:
+        """Record a new running turn."""
+        from chatomon.django import models, queries, rows
+
+        conversation = await _run(queries.owned, owner, conversation_id)
+        turn_id = turn_id or uuid.uuid4().hex
+        if await models.Turn.objects.filter(pk=turn_id).aexists():
+            raise ValueError(f"turn {turn_id!r} already exists")
+        row = await models.Turn.objects.acreate(
+            id=turn_id, conversation=conversation, status="running", started_at=aware(now)
+        )
+        return rows.turn_record(row)
+
+    async def update_turn(
+        self,
+        turn_id: str,
+        *,
+        status: TurnStatus,
+        report: TurnReport | None = None,
+        usage: TokenUsage | None = None,
+        now: datetime | None = None,
+    ) -> TurnRecord:
+        """Move the turn to `status` (validated)."""
+        from chatomon.django import queries
+
+        return await _run(queries.update_turn, turn_id, status, report, usage, aware(now))
+
+    async def get_turn(self, turn_id: str) -> TurnRecord | None:
+        """The turn, or None."""
+        from chatomon.django import models, rows
+
+        row = await models.Turn.objects.filter(pk=turn_id).afirst()
+        return rows.turn_record(row) if row is not None else None
+
+    async def list_turns(
+        self,
+        *,
+        conversation_id: UUID | None = None,
+        status: TurnStatus | None = None,
+        limit: int | None = None,
+    ) -> list[TurnRecord]:
+        """Turns matching every filter given, most recently started first."""
+        from chatomon.django import models, rows
+
+        turns = models.Turn.objects.order_by("-started_at")
+        if conversation_id is not None:
+            turns = turns.filter(conversation_id=conversation_id)
+        if status is not None:
+            turns = turns.filter(status=status)
+        if limit is not None:
+            turns = turns[:limit]
+        return [rows.turn_record(row) async for row in turns]
+
+    async def create_confirmation(
+        self,
+        owner: Owner,
+        conversation_id: UUID,
+        *,
+        turn_id: str,
+        call_id: str,
+        mutation: str,
+        input: Mapping[str, Any],
+        preview: Any,
+        approver: Approver,
+        expires_at: datetime,
+        state: Mapping[str, Any],
+        now: datetime | None = None,
+    ) -> PendingConfirmation:
+        """Record a pending confirmation."""
+        from chatomon.django import queries
+
+        return await _run(
+            queries.create_confirmation, owner, conversation_id, turn_id=turn_id,
+            call_id=call_id, mutation=mutation, input=dict(input), preview=preview,
+            approver=approver, expires_at=aware(expires_at), state=dict(state),
+            created_at=aware(now),
+        )  # fmt: skip
+
+    async def get_confirmation(
+        self, confirmation_id: UUID, *, owner: Owner | None = None, now: datetime | None = None
+    ) -> PendingConfirmation | None:
+        """The confirmation as of `now`, or None."""
+        from chatomon.django import queries, rows
+
+        row = await queries.visible_confirmations(owner).filter(pk=confirmation_id).afirst()
+        return rows.confirmation_record(row).as_of(aware(now)) if row is not None else None
+
+    async def list_pending(
+        self, approver: Approver | None = None, *, now: datetime | None = None
+    ) -> list[PendingConfirmation]:
+        """Pending, unexpired confirmations, oldest first."""
+        from chatomon.django import models, rows
+
+        pending = models.PendingConfirmation.objects.filter(
+            status="pending", expires_at__gt=aware(now)
+        )
+        if approver is not None:
+            pending = pending.filter(approver=approver)
+        return [rows.confirmation_record(row) async for row in pending.order_by("created_at")]
+
+    async def claim(
+        self,
+        confirmation_id: UUID,
+        *,
+        decision: Decision,
+        decided_by: str,
+        reason: str | None = None,
+        owner: Owner | None = None,
+        now: datetime | None = None,
+    ) -> PendingConfirmation | None:
+        """Decide a pending, unexpired confirmation; None to every loser."""
+        from chatomon.django import queries
+
+        return await _run(
+            queries.claim, confirmation_id, decision=decision, decided_by=decided_by,
+            reason=reason, owner=owner, now=aware(now),
+        )  # fmt: skip
+
+    async def expire_due(self, now: datetime | None = None) -> list[PendingConfirmation]:
+        """Mark pending confirmations past expiry as expired; returns them."""
+        from chatomon.django import queries
+
+        return await _run(queries.expire_due, aware(now))
+
+    async def prune(self, older_than: datetime) -> dict[str, int]:
+        """Delete stale conversations (with their items) and old resolved confirmations."""
+        from chatomon.django import queries
+
+        return await _run(queries.prune, aware(older_than))

@@ -1,0 +1,102 @@
+"""What only the Django store has: a real cross-connection race, the command, migrations."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from datetime import timedelta
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.db import connection, connections
+
+from chatomon.chat.store import MemoryStore, Owner
+from chatomon.django import queries
+from chatomon.django.store import DjangoStore
+from tests.stores.conftest import NOW
+from tests.stores.test_confirmations import pending
+
+ON_POSTGRES = connection.vendor == "postgresql"
+
+
+def race(claim: Callable[[int], object], workers: int = 8) -> list[object]:
+    """Run `claim(i)` in `workers` threads released at the same moment."""
+    barrier = threading.Barrier(workers)
+    results: list[object] = [None] * workers
+
+    def work(index: int) -> None:
+        barrier.wait()
+        try:
+            results[index] = claim(index)
+        finally:
+            connections.close_all()  # each thread opened its own connection
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def test_memory_store_threads_see_exactly_one_winner() -> None:
+    store = MemoryStore()
+    created = asyncio.run(pending(store))
+    results = race(
+        lambda i: asyncio.run(
+            store.claim(created.id, decision="approved", decided_by=f"t{i}", now=NOW)
+        )
+    )
+    assert sum(r is not None for r in results) == 1
+
+
+@pytest.mark.skipif(not ON_POSTGRES, reason="SQLite in memory has no concurrent writers")
+@pytest.mark.django_db(transaction=True)
+def test_database_connections_racing_for_one_claim_see_exactly_one_winner() -> None:
+    created = asyncio.run(pending(DjangoStore()))
+    results = race(
+        lambda i: queries.claim(
+            created.id, decision="approved", decided_by=f"t{i}", reason=None, owner=None, now=NOW
+        )
+    )
+    assert sum(r is not None for r in results) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_chat_cleanup_expires_and_prunes_with_ttl_hours(settings: object) -> None:
+    store = DjangoStore()
+    settings.CHATOMON = {"ttl_hours": 1}
+    old = asyncio.run(store.create_conversation(Owner.user(1), now=NOW - timedelta(days=400)))
+    out = StringIO()
+    call_command("chat_cleanup", stdout=out)
+    assert "ttl_hours=1" in out.getvalue() and "deleted 1 conversation(s)" in out.getvalue()
+    assert asyncio.run(store.get_conversation(Owner.user(1), old.id)) is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_chat_cleanup_defaults_to_24_hours_and_refuses_bad_values(settings: object) -> None:
+    out = StringIO()
+    call_command("chat_cleanup", stdout=out)
+    assert "ttl_hours=24" in out.getvalue()
+    settings.CHATOMON = {"ttl_hours": "soon"}
+    with pytest.raises(Exception, match="must be a positive number"):
+        call_command("chat_cleanup", stdout=out)
+
+
+def test_the_store_module_imports_without_settings() -> None:
+    code = "import chatomon.django.store, chatomon.chat.store, chatomon.chat.context; print('ok')"
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    assert result.stdout.strip() == "ok"
+
+
+@pytest.mark.django_db
+def test_the_migrations_match_the_models() -> None:
+    call_command("makemigrations", "chatomon", "--check", "--dry-run", stdout=StringIO())
