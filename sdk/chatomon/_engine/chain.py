@@ -261,6 +261,7 @@ async def _check(compiled: CompiledOrbital, context: OrbitalContext, started: fl
     # asyncio is imported where it is used: `import chatomon` stays ~30 ms lighter, and by
     # the time a check runs asyncio is loaded anyway (this is then a dict lookup).
     import asyncio  # noqa: PLC0415
+
     check = compiled.orbital.check
     if compiled.run_in_thread:
         async with asyncio.timeout(compiled.timeout):
