@@ -13,13 +13,13 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from django.db import connection, connections
+from django.db import connection, connections, transaction
 
 from chatomon.chat.store import MemoryStore, Owner
 from chatomon.django import queries
 from chatomon.django.store import DjangoStore
 from tests.stores.conftest import NOW
-from tests.stores.test_confirmations import pending
+from tests.stores.test_confirmations import OWNER, pending
 
 ON_POSTGRES = connection.vendor == "postgresql"
 
@@ -100,3 +100,50 @@ def test_the_store_module_imports_without_settings() -> None:
 @pytest.mark.django_db
 def test_the_migrations_match_the_models() -> None:
     call_command("makemigrations", "chatomon", "--check", "--dry-run", stdout=StringIO())
+
+
+@pytest.mark.skipif(not ON_POSTGRES, reason="SQLite in memory has no concurrent writers")
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("scoped", [False, True], ids=["any-owner", "owner-scoped"])
+def test_a_claim_waiting_on_an_uncommitted_claim_loses(scoped: bool) -> None:
+    """The second claimer blocks on the first one's row lock, then must see it decided."""
+    created = asyncio.run(pending(DjangoStore()))
+    owner = OWNER if scoped else None
+    first_holds_lock = threading.Event()
+    results: dict[str, object] = {}
+
+    def first() -> None:
+        try:
+            with transaction.atomic():
+                results["first"] = queries.claim(
+                    created.id,
+                    decision="approved",
+                    decided_by="a",
+                    reason=None,
+                    owner=owner,
+                    now=NOW,
+                )
+                first_holds_lock.set()
+                threading.Event().wait(0.5)  # commit late: the second claimer must wait
+        finally:
+            connections.close_all()
+
+    def second() -> None:
+        first_holds_lock.wait(5)
+        try:
+            results["second"] = queries.claim(
+                created.id, decision="rejected", decided_by="b", reason=None, owner=owner, now=NOW
+            )
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results["first"] is not None
+    assert results["second"] is None
+    final = asyncio.run(DjangoStore().get_confirmation(created.id))
+    assert final is not None
+    assert (final.status, final.decided_by) == ("approved", "a")

@@ -162,12 +162,17 @@ def claim(
 ) -> PendingConfirmation | None:
     """One conditional UPDATE: only a pending, unexpired row is decided; one winner."""
     check_decision(decision)
-    # The owner restriction is a subquery on the conversation, inside the same UPDATE.
-    won = (
-        visible_confirmations(owner)
-        .filter(pk=confirmation_id, status="pending", expires_at__gt=now)
-        .update(status=decision, decided_by=decided_by, decided_at=now, reason=reason)
+    rows = models.PendingConfirmation.objects.filter(
+        pk=confirmation_id, status="pending", expires_at__gt=now
     )
+    if owner is not None:
+        # The owner check must not need a join: Django turns an UPDATE with a join into
+        # `WHERE id IN (subquery)`, and PostgreSQL re-checks only that after waiting for a
+        # concurrent claimer's row lock, so the status condition would not be re-read and
+        # both claimers would win. Conditions on the row itself are re-checked.
+        owned = models.Conversation.objects.filter(owner_kind=owner.kind, owner_key=owner.key)
+        rows = rows.filter(conversation_id__in=owned.values("pk"))
+    won = rows.update(status=decision, decided_by=decided_by, decided_at=now, reason=reason)
     if won != 1:
         return None
     return confirmation_record(models.PendingConfirmation.objects.get(pk=confirmation_id))
