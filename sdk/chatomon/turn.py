@@ -248,6 +248,18 @@ class Turn:
     async def finish(self, final_reply: str) -> TurnReport:
         """End the turn with the text sent to the user; deliver and return the report."""
         self._require("finish", "input_checked")
+        assert self._input is not None
+        if (
+            self._input.final_action is None
+            and self._last_output is None
+            and (self.atom.output_steps)
+        ):
+            raise TurnStateError(
+                "Turn.finish(): the nucleus reply was never checked; call check_output() "
+                "first (the atom has output orbitals)",
+                state=self.state,
+                operation="finish",
+            )
         if self._last_output is not None and self._last_output.kind == "regenerate":
             raise TurnStateError(
                 "Turn.finish(): the last reply was to be regenerated; check the new reply "
@@ -323,10 +335,10 @@ class Turn:
                 result = sink(report)
                 if inspect.isawaitable(result):
                     await result
-            except Exception as error:  # a failing sink must never break the turn
+            except Exception as error:  # noqa: BLE001 - a failing sink never breaks the turn
+                # Labels only: the exception's message and traceback may quote content.
                 logger.error(
                     "on_turn sink %s failed with %s",
                     getattr(sink, "__qualname__", type(sink).__name__),
                     type(error).__name__,
-                    exc_info=self._capture.full,
                 )

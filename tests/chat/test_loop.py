@@ -355,3 +355,59 @@ def test_events_have_the_contract_wire_form() -> None:
         "name": "query",
         "result": {"data": []},
     }
+
+
+async def test_a_failing_read_lets_its_siblings_finish_before_the_turn_ends() -> None:
+    finished: list[str] = []
+    toolset = Toolset(toy_registry())
+
+    async def flaky_call(name: str, args: Any, context: Any) -> Any:
+        if args.get("manager") == "MaterialManager":
+            raise RuntimeError("database down")
+        await asyncio.sleep(0.05)
+        finished.append(args["manager"])
+        return {"data": [], "total_count": 0, "has_more": False}
+
+    toolset.call = flaky_call  # type: ignore[method-assign]
+    provider = ScriptedProvider(
+        [
+            [
+                tool_call("query", {"manager": "MaterialManager"}),
+                tool_call("query", {"manager": "PartManager"}),
+            ]
+        ]
+    )
+    with pytest.raises(NucleusError) as caught:
+        await run(Atom("data", ToolLoop(provider, toolset, actor=USER)))
+    assert isinstance(caught.value.__cause__, RuntimeError)
+    assert finished == ["PartManager"]
+
+
+@pytest.mark.parametrize("approve", [True, False])
+async def test_a_decided_mutation_is_audited(approve: bool) -> None:
+    audit: list[tuple[str, dict[str, Any]]] = []
+
+    async def confirmer(pending: ConfirmMutation) -> bool:
+        return approve
+
+    call = tool_call(
+        "mutate", {"mutation": "renameMaterial", "input": {"material_id": 1, "name": "Iron"}}
+    )
+    settings = ToolSettings(
+        allowed_mutations=["renameMaterial"], confirm_mutations=["renameMaterial"]
+    )
+    atom = Atom(
+        "data",
+        loop(
+            ScriptedProvider([[call], ["ok"]]),
+            settings=settings,
+            registry=registry_with_rename([]),
+            confirmer=confirmer,
+            audit=lambda kind, payload: audit.append((kind, dict(payload))),
+        ),
+    )
+    await run(atom)
+    decided = [payload for kind, payload in audit if kind == "mutation_executed"]
+    assert decided == [
+        {"mutation": "renameMaterial", "status": "executed" if approve else "rejected"}
+    ]

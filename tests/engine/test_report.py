@@ -188,3 +188,17 @@ async def test_logs_carry_labels_never_text(caplog: pytest.LogCaptureFixture) ->
     text = "\n".join(r.getMessage() for r in caplog.records)
     assert "4111" not in text
     assert "tagger" in text and "boom" in text
+
+
+async def test_a_failing_sink_never_puts_its_message_in_the_logs(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def leaky_sink(report: TurnReport) -> None:
+        raise ValueError(f"could not store {report.user_message!r}")
+
+    atom = Atom("a", ScriptNucleus(), on_turn=[leaky_sink], capture_content="full")
+    with caplog.at_level(logging.DEBUG, logger="chatomon"):
+        await atom.chat(SECRET)
+    assert any("leaky_sink" in r.getMessage() for r in caplog.records)
+    assert "4111" not in caplog.text
+    assert all(r.exc_info is None for r in caplog.records)

@@ -137,3 +137,18 @@ async def test_last_attempt_rejected_is_a_replace_with_the_refusal() -> None:
 def test_begin_rejects_a_non_text_message() -> None:
     with pytest.raises(TypeError, match="str"):
         Atom("a", ScriptNucleus()).begin(42)
+
+
+async def test_finish_refuses_a_reply_the_output_chain_never_checked() -> None:
+    reports: list[TurnReport] = []
+    turn = connector_atom(reports).begin("Hi")
+    await turn.check_input()
+    with pytest.raises(TurnStateError, match="never checked"):
+        await turn.finish("UNCHECKED")
+    assert reports == []
+
+
+async def test_finish_without_output_orbitals_needs_no_check() -> None:
+    turn = Atom("a", ScriptNucleus()).begin("Hi")
+    await turn.check_input()
+    assert (await turn.finish("fine")).final_action == "answered"

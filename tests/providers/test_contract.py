@@ -108,3 +108,16 @@ async def test_a_timeout_error_raised_by_the_provider_keeps_its_details() -> Non
     with pytest.raises(ProviderTimeoutError) as caught:
         await events_of(provider, timeout_seconds=5)
     assert caught.value is error
+
+
+async def test_a_provider_slow_to_close_after_done_is_not_a_timeout() -> None:
+    class Lingering:
+        name = "lingering"
+
+        async def complete(self, messages, tools) -> AsyncIterator[object]:
+            yield TextChunkEvent("hi")
+            yield DoneEvent()
+            await asyncio.sleep(5)
+
+    events = await events_of(Lingering(), stream_timeout_seconds=0.1)
+    assert events == [TextChunkEvent("hi"), DoneEvent()]

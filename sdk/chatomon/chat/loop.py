@@ -210,13 +210,21 @@ class ToolLoop:
             if pending is not None:
                 yield pending
                 result = await self._decide(pending, state)
+                context.emit(
+                    "mutation_executed", {"mutation": pending.mutation, "status": result["status"]}
+                )
             results = [result]
         else:
-            results = list(
-                await asyncio.gather(
-                    *(self.toolset.call(call.name, call.arguments, context) for call in calls)
-                )
+            # Every call settles before a failure propagates: none keeps running unseen.
+            settled = await asyncio.gather(
+                *(self.toolset.call(call.name, call.arguments, context) for call in calls),
+                return_exceptions=True,
             )
+            results = []
+            for outcome in settled:
+                if isinstance(outcome, BaseException):
+                    raise outcome
+                results.append(outcome)
         events = [
             ToolResult(id=c.id, name=c.name, result=r) for c, r in zip(calls, results, strict=True)
         ]

@@ -71,6 +71,8 @@ async def run_completion(
             except TimeoutError:
                 if not deadline.expired():
                     raise  # the provider's own timeout error, with its own details
+                if done:
+                    break  # the answer is complete; a provider slow to close is not an error
                 which = "next event" if received else "first event"
                 raise ProviderTimeoutError(
                     f"{label} sent no {which} within {wait:g} s", provider=label

@@ -81,7 +81,8 @@ class MemoryStore:
 
     async def list_conversations(self, owner: Owner) -> list[Conversation]:
         """`owner`'s conversations, most recently updated first."""
-        mine = [c for c in self._conversations.values() if c.owner == owner]
+        with self._lock:
+            mine = [c for c in self._conversations.values() if c.owner == owner]
         return sorted(mine, key=lambda c: c.updated_at, reverse=True)
 
     async def save_summary(
@@ -185,12 +186,13 @@ class MemoryStore:
         limit: int | None = None,
     ) -> list[TurnRecord]:
         """Turns matching every filter given, most recently started first."""
-        turns = [
-            t
-            for t in self._turns.values()
-            if (conversation_id is None or t.conversation_id == conversation_id)
-            and (status is None or t.status == status)
-        ]
+        with self._lock:
+            turns = [
+                t
+                for t in self._turns.values()
+                if (conversation_id is None or t.conversation_id == conversation_id)
+                and (status is None or t.status == status)
+            ]
         turns.sort(key=lambda t: t.started_at, reverse=True)
         return turns[:limit] if limit is not None else turns
 
@@ -241,11 +243,12 @@ class MemoryStore:
     ) -> list[PendingConfirmation]:
         """Pending, unexpired confirmations, oldest first."""
         moment = aware(now)
-        pending = [
-            c
-            for c in self._confirmations.values()
-            if c.as_of(moment).status == "pending" and approver in (None, c.approver)
-        ]
+        with self._lock:
+            pending = [
+                c
+                for c in self._confirmations.values()
+                if c.as_of(moment).status == "pending" and approver in (None, c.approver)
+            ]
         return sorted(pending, key=lambda c: c.created_at)
 
     async def claim(
