@@ -190,3 +190,20 @@ async def test_usage_yielded_by_the_nucleus_is_summed_into_the_report() -> None:
     assert not any(isinstance(e, TokenUsage) for e in events)
     assert events[-1].report.usage == TokenUsage(input_tokens=15, output_tokens=3)
     assert events[-1].report.usage.total_tokens == 18
+
+
+async def test_closing_the_stream_closes_the_nucleus_stream_at_once() -> None:
+    closed: list[bool] = []
+
+    class Endless:
+        async def run(self, request: NucleusRequest) -> AsyncIterator[Any]:
+            try:
+                while True:
+                    yield TextChunk("x ")
+            finally:
+                closed.append(True)
+
+    stream = Atom("a", Endless()).stream("Hi")
+    await anext(stream)
+    await stream.aclose()
+    assert closed == [True]

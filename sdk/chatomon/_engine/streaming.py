@@ -97,8 +97,9 @@ async def stream_turn(turn: Turn, nucleus: Nucleus, *, window: int) -> AsyncIter
         while True:
             release = Release(turn, mode=mode, window=window)
             reply: str | None = None
+            events = nucleus.run(turn.nucleus_request(guidance))
             try:
-                async for event in nucleus.run(turn.nucleus_request(guidance)):
+                async for event in events:
                     if isinstance(event, TextChunk):
                         shown = await release.feed(event.content)
                         if shown:
@@ -116,6 +117,8 @@ async def stream_turn(turn: Turn, nucleus: Nucleus, *, window: int) -> AsyncIter
                     f"the nucleus of atom {turn.atom.name!r} failed with {type(error).__name__}",
                     report=report,
                 ) from error
+            finally:
+                await _close(events)
             text = release.written if reply is None else reply
             outcome = await turn.check_output(text)
             if outcome.kind == "regenerate":
@@ -137,6 +140,14 @@ async def stream_turn(turn: Turn, nucleus: Nucleus, *, window: int) -> AsyncIter
         # leaves a report; abort() is a no-op when the turn already finished.
         await turn.abort(error)
         raise
+
+
+async def _close(events: Any) -> None:
+    # Close the nucleus stream also when the consumer stopped reading, so that what it holds
+    # (a provider connection) is released now rather than when the event loop collects it.
+    aclose = getattr(events, "aclose", None)
+    if aclose is not None:
+        await aclose()
 
 
 async def _done(turn: Turn, reply: str) -> TurnDone:

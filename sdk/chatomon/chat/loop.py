@@ -21,7 +21,8 @@ result = await atom.chat("Which projects use aluminum parts?")
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -157,15 +158,17 @@ class ToolLoop:
             # Text of an answer that may still be sent back for recovery is held back.
             hold = self.limits.recover_missing_tool_calls and not state.recovered
             text, calls = [], []
-            async for event in self._complete(state.messages):
-                if isinstance(event, TextChunkEvent):
-                    text.append(event.content)
-                    if not hold:
-                        yield TextChunk(event.content)
-                elif isinstance(event, ToolCallEvent):
-                    calls.append(event)
-                elif isinstance(event, DoneEvent):
-                    yield event.usage
+            # aclosing: a consumer that stops reading closes the provider stream at once.
+            async with contextlib.aclosing(self._complete(state.messages)) as events:
+                async for event in events:
+                    if isinstance(event, TextChunkEvent):
+                        text.append(event.content)
+                        if not hold:
+                            yield TextChunk(event.content)
+                    elif isinstance(event, ToolCallEvent):
+                        calls.append(event)
+                    elif isinstance(event, DoneEvent):
+                        yield event.usage
             answer = "".join(text)
             if not calls:
                 recovery = self._recovery(state, answer)
@@ -188,7 +191,7 @@ class ToolLoop:
             return NO_TOOLS_RECOVERY
         return None if answer.strip() else NO_ANSWER_RECOVERY
 
-    def _complete(self, messages: Sequence[Message]) -> AsyncIterator[Any]:
+    def _complete(self, messages: Sequence[Message]) -> AsyncGenerator[Any, None]:
         return run_completion(
             self.provider,
             messages,

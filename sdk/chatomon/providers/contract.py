@@ -10,7 +10,7 @@ mappings. Anything else is a ProviderError with a stable `public_reason`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
 from chatomon.errors import ProviderProtocolError, ProviderTimeoutError
@@ -43,7 +43,7 @@ async def run_completion(
     *,
     timeout_seconds: float | None = None,
     stream_timeout_seconds: float | None = None,
-) -> AsyncIterator[ChatEvent]:
+) -> AsyncGenerator[ChatEvent, None]:
     """Yield the events of `provider.complete(messages, tools)`, enforcing the contract.
 
     The timeouts default to the provider's own `timeout_seconds` / `stream_timeout_seconds`
