@@ -1,0 +1,110 @@
+"""Private helpers of `ChatService`: event dicts, text history, and the items a turn stores."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from chatomon.chat.events import ToolCallStarted, ToolResult
+from chatomon.chat.store.records import MessageItem, PendingConfirmation
+from chatomon.events import TurnDone
+from chatomon.providers.base import Message as ProviderMessage
+from chatomon.providers.base import ToolCall
+from chatomon.schemas import Message
+
+__all__ = [
+    "GENERIC_ERROR_MESSAGE",
+    "TurnItems",
+    "confirmation_event",
+    "done_event",
+    "error_event",
+    "text_history",
+]
+
+GENERIC_ERROR_MESSAGE = "Something went wrong. Please try again."
+
+
+def error_event(code: str, message: str, **fields: Any) -> dict[str, Any]:
+    """An `error` event: a stable code and a message safe to show."""
+    return {"type": "error", "code": code, "message": message, **fields}
+
+
+def done_event(done: TurnDone, conversation_id: str) -> dict[str, Any]:
+    """The `done` event: the engine's wire form plus usage and the conversation id."""
+    usage = done.report.usage
+    return {
+        **done.to_dict(),
+        "conversation_id": conversation_id,
+        "escalated": done.report.escalated,
+        "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
+    }
+
+
+def confirmation_event(confirmation: PendingConfirmation, preview: Any) -> dict[str, Any]:
+    """The `confirm_mutation` event; `id` is the public confirmation id to resolve."""
+    return {
+        "type": "confirm_mutation",
+        "id": str(confirmation.id),
+        "call_id": confirmation.call_id,
+        "mutation": confirmation.mutation,
+        "input": dict(confirmation.input),
+        "preview": preview,
+        "approver": confirmation.approver,
+        "expires_at": confirmation.expires_at.isoformat(),
+        "conversation_id": str(confirmation.conversation_id),
+    }
+
+
+def text_history(messages: Iterable[ProviderMessage]) -> list[Message]:
+    """The built context as user/assistant text, the only history the Atom takes.
+
+    The tool loop rebuilds its provider request from text messages, so native tool
+    messages become assistant context text and a summary note an assistant line.
+    """
+    history: list[Message] = []
+    for message in messages:
+        if message.role == "user":
+            history.append(Message(role="user", content=message.content))
+        elif message.role == "tool":
+            text = f"[Earlier result of tool {message.name or 'unknown'}: {message.content}]"
+            history.append(Message(role="assistant", content=text))
+        elif message.role == "system":
+            history.append(Message(role="assistant", content=f"[{message.content}]"))
+        else:
+            history.append(Message(role="assistant", content=_assistant_text(message)))
+    return [m for m in history if m.content]
+
+
+def _assistant_text(message: ProviderMessage) -> str:
+    calls = ", ".join(
+        f"{c.name}({json.dumps(dict(c.arguments), default=str)})" for c in message.tool_calls
+    )
+    return " ".join(p for p in (message.content, f"[Called {calls}]" if calls else "") if p)
+
+
+@dataclass
+class TurnItems:
+    """The conversation items one turn adds, collected from its events."""
+
+    tool_items: list[MessageItem] = field(default_factory=list)
+    _calls: list[ToolCall] = field(default_factory=list)
+
+    def observe(self, event: object) -> None:
+        """Record a tool call or result event; other events are ignored."""
+        if isinstance(event, ToolCallStarted):
+            self._calls.append(ToolCall(id=event.id, name=event.name, arguments=event.args))
+        elif isinstance(event, ToolResult):
+            if self._calls:
+                # Results follow every call of their completion: the group is complete.
+                self.tool_items.append(MessageItem.calls(self._calls))
+                self._calls = []
+            self.tool_items.append(MessageItem.tool_result(event.id, event.name, event.result))
+
+    def finished(self, text: str, done: TurnDone) -> Sequence[MessageItem]:
+        """Every item of the answered turn: user message, tool rows, the reply."""
+        users = [m for m in done.history if m.role == "user"]
+        stored = users[-1].content if users else text
+        user = MessageItem.user(text) if stored == text else MessageItem.blocked_user(stored)
+        return [user, *self.tool_items, MessageItem.assistant(done.reply)]
