@@ -53,7 +53,7 @@ lint: $(INSTALLED)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-BENCHMARKS := engine providers tools local_model
+BENCHMARKS := engine providers tools chat local_model
 
 bench: $(INSTALLED) $(LOCAL_MODEL)
 	@for name in $(BENCHMARKS); do $(BIN)/python tests/benchmarks/$$name.py || exit 1; done
