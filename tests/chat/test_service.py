@@ -355,3 +355,23 @@ async def test_a_consumer_that_stops_reading_aborts_the_turn(store: Conversation
     await events.aclose()
     turns = await store.list_turns(conversation_id=UUID(first["conversation_id"]))
     assert [t.status for t in turns] == ["aborted"]
+
+
+async def test_the_next_turn_gets_earlier_tool_exchanges_natively(store: ConversationStore) -> None:
+    provider = ScriptedProvider(
+        [
+            [tool_call("query", {"manager": "PartManager", "fields": ["name"]})],
+            ["Three parts."],
+            ["Still three."],
+        ]
+    )
+    chat = service(store, provider)
+    first = await collect(chat.run_turn(USER, "Which parts?"))
+    await collect(chat.run_turn(USER, "And now?", first[-1]["conversation_id"]))
+    sent = provider.requests[2].messages
+    assert [m.role for m in sent] == ["system", "user", "assistant", "tool", "assistant", "user"]
+    call = sent[2].tool_calls[0]
+    assert call.name == "query"
+    assert sent[3].tool_call_id == call.id
+    assert '"total_count": 3' in sent[3].content
+    assert sent[-1].content == "And now?"

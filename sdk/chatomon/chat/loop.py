@@ -111,6 +111,10 @@ class ToolLoop:
         limits: The per-message limits.
         confirmer: Decides mutations that need approval; without one such a mutation
             ends the turn with `confirmation_required_transport`.
+        history: The earlier conversation in provider-native form (tool call groups with
+            their linked results, a summary as a system message), as a conversation store
+            keeps it. When given, it replaces the text history of the atom's request; the
+            current user message (or its placeholder) still comes from the request.
         audit: Optional hook receiving tool audit events.
         timeout_seconds: Wait for a round's first provider event (default: the provider's).
         stream_timeout_seconds: Wait between provider events (default: the provider's).
@@ -125,6 +129,7 @@ class ToolLoop:
         system_prompt: str = "",
         limits: LoopLimits | None = None,
         confirmer: Confirmer | None = None,
+        history: Sequence[Message] | None = None,
         audit: Callable[[str, Any], None] | None = None,
         timeout_seconds: float | None = None,
         stream_timeout_seconds: float | None = None,
@@ -135,17 +140,18 @@ class ToolLoop:
         self.system_prompt = system_prompt
         self.limits = limits or LoopLimits()
         self.confirmer = confirmer
+        self.history = None if history is None else tuple(history)
         self.audit = audit
         self.timeout_seconds = timeout_seconds
         self.stream_timeout_seconds = stream_timeout_seconds
 
     def initial_messages(self, request: NucleusRequest) -> list[Message]:
         """The provider request of the first round: system prompt, then the conversation."""
-        system = system_prompt(self.system_prompt, request.guidance)
-        return [
-            Message.system(system),
-            *(Message(role=m.role, content=m.content) for m in request.messages),
-        ]
+        system = Message.system(system_prompt(self.system_prompt, request.guidance))
+        current = [Message(role=m.role, content=m.content) for m in request.messages]
+        if self.history is None:
+            return [system, *current]
+        return [system, *self.history, current[-1]]
 
     async def run(self, request: NucleusRequest) -> AsyncIterator[Any]:
         """Run provider rounds and tools until the model answers; yield the turn's events."""

@@ -15,9 +15,9 @@ Events are plain JSON-ready dicts, each carrying `conversation_id`:
 
 Limitations: the events of a turn stream from the `run_turn` call that started it; a
 resolution only wakes that waiting turn. Durable resume after a process restart (rebuilding
-the loop from the stored state) is not implemented yet. The tool loop takes text history
-only, so stored tool windows reach the model as assistant context text. A turn that is
-aborted stores no messages, only its TurnRecord with the report.
+the loop from the stored state) is not implemented yet. The tool loop gets the stored
+conversation natively (tool call groups with their results); the orbitals read it as text.
+A turn that is aborted stores no messages, only its TurnRecord with the report.
 
 ```python
 service = ChatService(store=MemoryStore(), provider=provider, toolset=Toolset(registry))
@@ -179,21 +179,25 @@ class ChatService:
                 conversation_id=None if conversation_id is None else str(conversation_id),
             )
             return
-        history = await self._history(who, conversation)
+        native = await self._history(who, conversation)
         record = await self.store.start_turn(who, conversation.id)
         turn = _Turn(who, conversation, record.id)
         # aclosing: a consumer that stops reading ends the turn now, not at garbage collection.
-        async with contextlib.aclosing(self._stream(turn, actor, text, history)) as events:
+        async with contextlib.aclosing(self._stream(turn, actor, text, native)) as events:
             async for event in events:
                 yield event
 
     async def _stream(
-        self, turn: _Turn, actor: Any, text: str, history: list[Any]
+        self, turn: _Turn, actor: Any, text: str, native: list[Any]
     ) -> AsyncGenerator[dict[str, Any], None]:
         items, finished = TurnItems(), False
-        atom = self._atom(turn, actor)
+        atom = self._atom(turn, actor, native)
+        # The orbitals read the conversation as text; the tool loop gets it natively.
         stream = atom.stream(
-            text, history=history, conversation_id=turn.conversation_id, turn_id=turn.turn_id
+            text,
+            history=text_history(native),
+            conversation_id=turn.conversation_id,
+            turn_id=turn.turn_id,
         )
         try:
             async for event in stream:
@@ -223,7 +227,7 @@ class ChatService:
                 await _close(stream)
                 await self._finish(turn, "aborted", None)
 
-    def _atom(self, turn: _Turn, actor: Any) -> Atom:
+    def _atom(self, turn: _Turn, actor: Any, native: list[Any]) -> Atom:
         async def confirmer(pending: ConfirmMutation) -> bool:
             return await self._confirm(turn, pending)
 
@@ -234,6 +238,7 @@ class ChatService:
             system_prompt=self.system_prompt,
             limits=self.limits,
             confirmer=confirmer,
+            history=native,
         )
         config = self.atom_config
         return Atom(
@@ -286,7 +291,7 @@ class ChatService:
         )
         if built.summary_changed and built.summary is not None:
             await self.store.save_summary(owner, conversation.id, built.summary)
-        return text_history(built.messages)
+        return list(built.messages)
 
     async def _pending(self, turn: _Turn, event: ConfirmMutation) -> PendingConfirmation:
         """The stored confirmation of `event`, created the first time it is needed."""

@@ -58,10 +58,10 @@ def confirmation_event(confirmation: PendingConfirmation, preview: Any) -> dict[
 
 
 def text_history(messages: Iterable[ProviderMessage]) -> list[Message]:
-    """The built context as user/assistant text, the only history the Atom takes.
+    """The built context as user/assistant text, the history the Atom's orbitals read.
 
-    The tool loop rebuilds its provider request from text messages, so native tool
-    messages become assistant context text and a summary note an assistant line.
+    Native tool messages become assistant context text and a summary an assistant line;
+    the tool loop itself receives the native messages.
     """
     history: list[Message] = []
     for message in messages:
