@@ -92,8 +92,8 @@ class Turn:
         self._report: TurnReport | None = None
         self._final_reply: str | None = None
         self._usage = TokenUsage()
-        self._current_message: Message | None = None
-        self._current_message_redacted = False
+        # What history records of the user message: the text, until a block replaces it.
+        self._current_message = Message(role="user", content=text)
 
     # -- state -------------------------------------------------------------------------
 
@@ -133,10 +133,6 @@ class Turn:
     @property
     def current_message(self) -> Message:
         """The user message as history records it: the text, or the placeholder."""
-        if self._current_message is None or self._current_message_redacted != self.redacted:
-            content = self.atom.blocked_placeholder if self.redacted else self.text
-            self._current_message = Message(role="user", content=content)
-            self._current_message_redacted = self.redacted
         return self._current_message
 
     def nucleus_request(self, guidance: tuple[str, ...] | None = None) -> NucleusRequest:
@@ -192,6 +188,8 @@ class Turn:
         self._input = decide_input(
             run, refusal=self.atom.refusal, blocked_guidance=self.atom.blocked_guidance
         )
+        if self._input.decision.redact_user_message:
+            self._current_message = Message(role="user", content=self.atom.blocked_placeholder)
         return self._input.decision
 
     async def check_output(self, reply: str) -> OutputDecision:

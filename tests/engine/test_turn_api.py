@@ -39,6 +39,7 @@ async def test_a_connector_drives_a_regenerated_turn() -> None:
     assert turn.state == "new"
     decision = await turn.check_input()
     assert decision == InputDecision(kind="proceed", guidance=("brief",))
+    assert turn.input_decision == decision
     assert turn.state == "input_checked"
     request = turn.nucleus_request()
     assert request.messages[-1] == Message(role="user", content="Hi")
@@ -74,9 +75,12 @@ async def test_connector_reply_decision() -> None:
 async def test_connector_sees_redaction_of_a_blocked_message() -> None:
     block = orbital(side="input", name="b")(lambda ctx: Verdict.block(guidance="decline"))
     turn = Atom("a", ScriptNucleus(), input=[block]).begin("bad")
+    assert turn.input_decision is None
+    assert turn.current_message.content == "bad"
     decision = await turn.check_input()
     assert decision.kind == "guided_refusal"
     assert decision.redact_user_message
+    assert turn.current_message.content == DEFAULT_BLOCKED_PLACEHOLDER
     assert turn.nucleus_request().messages[-1].content == DEFAULT_BLOCKED_PLACEHOLDER
     await turn.check_output("I can't help.")
     assert (await turn.finish("I can't help.")).final_action == "guided_refusal"
