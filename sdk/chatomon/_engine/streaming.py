@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from chatomon._engine.chain import Step
+from chatomon._engine.closing import close_stream
 from chatomon.errors import NucleusError
 from chatomon.events import TextChunk, TurnDone
 from chatomon.nucleus import Nucleus, NucleusReply
@@ -118,7 +119,7 @@ async def stream_turn(turn: Turn, nucleus: Nucleus, *, window: int) -> AsyncIter
                     report=report,
                 ) from error
             finally:
-                await _close(events)
+                await close_stream(events)
             text = release.written if reply is None else reply
             outcome = await turn.check_output(text)
             if outcome.kind == "regenerate":
@@ -140,14 +141,6 @@ async def stream_turn(turn: Turn, nucleus: Nucleus, *, window: int) -> AsyncIter
         # leaves a report; abort() is a no-op when the turn already finished.
         await turn.abort(error)
         raise
-
-
-async def _close(events: Any) -> None:
-    # Close the nucleus stream also when the consumer stopped reading, so that what it holds
-    # (a provider connection) is released now rather than when the event loop collects it.
-    aclose = getattr(events, "aclose", None)
-    if aclose is not None:
-        await aclose()
 
 
 async def _done(turn: Turn, reply: str) -> TurnDone:

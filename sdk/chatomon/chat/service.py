@@ -37,6 +37,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import UUID
 
+from chatomon._engine.closing import close_stream
 from chatomon.atom import Atom
 from chatomon.chat.context import build_context
 from chatomon.chat.events import ConfirmMutation, ToolCallStarted, ToolResult
@@ -224,7 +225,7 @@ class ChatService:
             yield self._failure(turn, error)
         finally:
             if not finished:  # the consumer stopped reading: the turn ends here
-                await _close(stream)
+                await close_stream(stream)
                 await self._finish(turn, "aborted", None)
 
     def _atom(self, turn: _Turn, actor: Any, native: list[Any]) -> Atom:
@@ -398,10 +399,3 @@ class ChatService:
             decided_by=decided_by,
             owner=scope,
         )
-
-
-async def _close(stream: AsyncIterator[Any]) -> None:
-    """Close an abandoned engine stream (and with it the provider stream)."""
-    aclose = getattr(stream, "aclose", None)
-    if aclose is not None:
-        await aclose()

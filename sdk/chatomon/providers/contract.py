@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
+from chatomon._engine.closing import close_stream
 from chatomon.errors import ProviderProtocolError, ProviderTimeoutError
 from chatomon.providers.base import (
     ChatEvent,
@@ -90,9 +91,7 @@ async def run_completion(
                 f"{label} ended the stream without a done event", provider=label
             )
     finally:
-        aclose = getattr(stream, "aclose", None)
-        if aclose is not None:
-            await aclose()
+        await close_stream(stream)
 
 
 def _checked(event: Any, label: str) -> ChatEvent:
