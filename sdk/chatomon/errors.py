@@ -3,8 +3,10 @@
 ```
 ChatomonError                 base of everything chatomon raises on purpose
 ├── ConfigurationError        an atom, orbital, provider or setting is built wrong
-│   └── DataConfigurationError    managers/mutations declared wrong (chatomon.data.errors;
-│                                 `.problems` lists every one found)
+│   ├── DataConfigurationError    managers/mutations declared wrong (chatomon.data.errors;
+│   │                             `.problems` lists every one found)
+│   └── ChatConfigurationError    settings.CHATOMON is wrong (chatomon.django.conf); `.key`,
+│                                 `.value`, `.allowed`, `.suggestion` name the mistake
 ├── DataError                 a tool call the model can correct (chatomon.data.errors);
 │   │                         `.code` is the tool error code, `.to_result()` its result
 │   ├── QueryTimeoutError         a read exceeded query_timeout_seconds (query_timeout)
@@ -34,13 +36,15 @@ Messages name what is wrong and what is allowed; they never contain conversation
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import difflib
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
     from chatomon.schemas import TurnReport
 
 __all__ = [
+    "ChatConfigurationError",
     "ChatomonError",
     "ConfigurationError",
     "NucleusError",
@@ -84,6 +88,183 @@ class ConfigurationError(ChatomonError, ValueError):
         self.field = field
         self.value = value
         self.allowed = tuple(allowed)
+
+
+def setting_label(key: str) -> str:
+    """How messages spell a setting: "rate_limit.requests" -> CHATOMON['rate_limit']['requests']."""
+    label = "CHATOMON"
+    for part in key.split("."):
+        name, bracket, index = part.partition("[")
+        label += f"[{name!r}]" + (bracket + index if bracket else "")
+    return label
+
+
+def _closest(name: str, known: Iterable[str]) -> str | None:
+    matches = difflib.get_close_matches(name, list(known), n=1)
+    return matches[0] if matches else None
+
+
+class ChatConfigurationError(ConfigurationError):
+    """`settings.CHATOMON` holds a value chatomon cannot run with.
+
+    The classmethods build the error of each kind of mistake; messages name the setting,
+    the offending value and what would be accepted.
+
+    Attributes:
+        key: The setting, as a dotted path below CHATOMON (e.g. "rate_limit.requests").
+        value: The offending value (names and labels, never credentials or content).
+        allowed: What would have been accepted: the closed set, or a description.
+        suggestion: The closest known name for a misspelled key or mutation, or None.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        key: str | None = None,
+        value: object = None,
+        allowed: Sequence[str] = (),
+        suggestion: str | None = None,
+    ) -> None:
+        super().__init__(message, field=key, value=value, allowed=allowed)
+        self.key = key
+        self.suggestion = suggestion
+
+    @classmethod
+    def invalid_settings_mapping(cls, value: object = None) -> ChatConfigurationError:
+        """settings.CHATOMON (or one of its nested mappings) is not a mapping."""
+        return cls(
+            f"settings.CHATOMON must be a mapping (dict), got {type(value).__name__}",
+            value=type(value).__name__,
+            allowed=("a mapping",),
+        )
+
+    @classmethod
+    def invalid_permission(cls, value: object, reason: str = "") -> ChatConfigurationError:
+        """The permission setting is neither None, a callable nor a dotted path to one."""
+        detail = f": {reason}" if reason else ""
+        return cls(
+            f"permission must be None, a callable or a dotted path to a callable "
+            f"receiving (user, scope), got {value!r}{detail}",
+            key="permission",
+            value=value,
+            allowed=("None", "a callable", "a dotted path to a callable"),
+        )
+
+    @classmethod
+    def missing_graphql_schema(cls) -> ChatConfigurationError:
+        """Chat is enabled but no manager with chat_exposed = True is registered.
+
+        The seed's name is kept; in chatomon the schema is the manager registry.
+        """
+        return cls(
+            "chat is enabled but no manager with chat_exposed = True is registered; "
+            "register one in an app's chat.py (chatomon.data.registry) or set "
+            "CHATOMON['registry']",
+            key="registry",
+        )
+
+    @classmethod
+    def unknown_allowed_mutations(
+        cls, names: Sequence[str], known: Iterable[str] = ()
+    ) -> ChatConfigurationError:
+        """allowed_mutations names mutations that are not registered."""
+        registered_names = sorted(known)
+        hints = []
+        suggestion = None
+        for name in names:
+            close = _closest(name, registered_names)
+            if close is not None:
+                suggestion = suggestion or close
+                hints.append(f"{name!r} (did you mean {close!r}?)")
+            else:
+                hints.append(repr(name))
+        registered = ", ".join(registered_names) if registered_names else "none"
+        return cls(
+            f"allowed_mutations names mutations that are not registered: {', '.join(hints)}; "
+            f"registered mutations: {registered}",
+            key="allowed_mutations",
+            value=list(names),
+            allowed=registered_names,
+            suggestion=suggestion,
+        )
+
+    @classmethod
+    def invalid_confirm_mutations(
+        cls,
+        names: Sequence[str],
+        allowed: Iterable[str] = (),
+        *,
+        key: str = "confirm_mutations",
+    ) -> ChatConfigurationError:
+        """confirm_mutations (or staff_approval_mutations) names mutations not allowed."""
+        permitted = sorted(allowed)
+        return cls(
+            f"{key} names mutations missing from allowed_mutations: {', '.join(names)}; "
+            f"every confirmed mutation must also be allowed "
+            f"(allowed_mutations: {', '.join(permitted) if permitted else 'empty'})",
+            key=key,
+            value=list(names),
+            allowed=permitted,
+        )
+
+    @classmethod
+    def invalid_planned_settings(cls, detail: str) -> ChatConfigurationError:
+        """The planned mapping is malformed; `detail` says how."""
+        return cls(f"planned settings are invalid: {detail}", key="planned")
+
+    @classmethod
+    def invalid_turn_limit(
+        cls, name: str, expected: str, value: object = None
+    ) -> ChatConfigurationError:
+        """A bounded-turn setting (e.g. max_total_rounds_per_message) is out of range."""
+        return cls(
+            f"{name} must be {expected}, got {value!r}",
+            key=name,
+            value=value,
+            allowed=(expected,),
+        )
+
+    @classmethod
+    def invalid_value(cls, key: str, value: object, expected: str) -> ChatConfigurationError:
+        """The setting `key` holds `value`, which is not `expected`."""
+        return cls(
+            f"{setting_label(key)} must be {expected}, got {value!r}",
+            key=key,
+            value=value,
+            allowed=(expected,),
+        )
+
+    @classmethod
+    def invalid_choice(
+        cls, key: str, value: object, choices: Sequence[str]
+    ) -> ChatConfigurationError:
+        """The setting `key` holds `value`, which is none of `choices`."""
+        close = _closest(value, choices) if isinstance(value, str) else None
+        hint = f"; did you mean {close!r}?" if close else ""
+        return cls(
+            f"{setting_label(key)} must be one of {', '.join(map(repr, choices))}, "
+            f"got {value!r}{hint}",
+            key=key,
+            value=value,
+            allowed=tuple(choices),
+            suggestion=close,
+        )
+
+    @classmethod
+    def unknown_key(cls, key: str, known: Iterable[str]) -> ChatConfigurationError:
+        """`key` is not a setting chatomon knows (a misspelling, usually)."""
+        names = sorted(known)
+        leaf = key.rpartition(".")[2]
+        close = _closest(leaf, names)
+        hint = f"; did you mean {close!r}?" if close else ""
+        return cls(
+            f"unknown setting {setting_label(key)}{hint} (known: {', '.join(names)})",
+            key=key,
+            value=leaf,
+            allowed=names,
+            suggestion=close,
+        )
 
 
 class ProviderDependencyError(ChatomonError, ImportError):

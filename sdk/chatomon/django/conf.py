@@ -1,0 +1,606 @@
+"""settings.CHATOMON: the defaults, their validation and the cached `ChatSettings`.
+
+```python
+CHATOMON = {
+    "enabled": True,
+    "provider": "openai:gpt-4.1-mini",
+    "allowed_mutations": ["createPart"],
+    "confirm_mutations": ["createPart"],
+    "atom": {"input": ["chatomon.orbitals.PIIGuard"]},
+}
+```
+
+Every key of the seed's settings tables is here with the seed's default, except one:
+`provider` defaults to `"local"` (the embedded offline LocalProvider) rather than the seed's
+Ollama, so a fresh project answers without a model server. chatomon adds `atom`,
+`staff_approval_mutations`, `staff_approval_timeout_seconds`, `max_message_chars`,
+`registry` and `workers` (how many server processes share the deployment: the system
+checks warn when more than one uses the in-memory channel layer; None reads the
+WEB_CONCURRENCY environment variable, which gunicorn and uvicorn honour, and defaults to 1).
+
+`get_chat_settings()` merges the project's mapping over `DEFAULTS` (nested mappings key by
+key); `validate_chat_settings()` checks every value and returns the frozen `ChatSettings`;
+`chat_settings()` caches that until `setting_changed` reports a new CHATOMON.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from types import MappingProxyType
+from typing import Any, Literal
+
+from django.conf import settings as django_settings
+from django.core.signals import setting_changed
+
+from chatomon.chat.loop import LoopLimits
+from chatomon.chat.service import AtomConfig
+from chatomon.chat.tools.context import ToolSettings, ToolStrategy
+from chatomon.data.registration import ManagerRegistry
+from chatomon.django.conf_values import (
+    AtomSettings,
+    checked_mapping,
+    positive_number,
+    reject_unknown_keys,
+    resolve_atom,
+    resolve_callable,
+    text,
+    truth,
+    whole_number,
+)
+from chatomon.errors import ChatConfigurationError, ConfigurationError
+
+__all__ = [
+    "DEFAULTS",
+    "AtomSettings",
+    "AuditLevel",
+    "AuditSettings",
+    "ChatSettings",
+    "RateLimitSettings",
+    "build_chat_settings",
+    "chat_settings",
+    "get_chat_settings",
+    "validate_chat_settings",
+]
+
+AuditLevel = Literal["off", "messages", "all"]
+"""off: nothing; messages: user and assistant messages; all: also tool activity."""
+
+AUDIT_LEVELS: tuple[AuditLevel, ...] = ("off", "messages", "all")
+
+DEFAULTS: Mapping[str, Any] = MappingProxyType(
+    {
+        "enabled": False,
+        "url": "/chat/",
+        "provider": "local",
+        "provider_config": {},
+        "provider_profiles": {},
+        "planned": {},
+        "permission": None,
+        "allowed_origins": None,
+        "allowed_mutations": [],
+        "confirm_mutations": [],
+        "confirm_timeout_seconds": 30,
+        "max_results": 200,
+        "query_timeout_seconds": None,
+        "max_retries_per_message": 3,
+        "max_mutations_per_message": 8,
+        "max_total_rounds_per_message": None,
+        "tool_strategy": "discovery",
+        "recover_missing_tool_calls": False,
+        "system_prompt": "",
+        "max_recent_messages": 20,
+        "summarize_after": 10,
+        "ttl_hours": 24,
+        "rate_limit": {
+            "requests": 60,
+            "window_seconds": 3600,
+            "tokens": None,
+            "input_tokens": None,
+            "output_tokens": None,
+        },
+        "audit": {
+            "enabled": False,
+            "level": "off",
+            "logger": None,
+            "max_result_size": 4096,
+            "redact_fields": ["password", "secret", "token", "key", "credential"],
+        },
+        "atom": {
+            "name": "chat",
+            "input": [],
+            "output": [],
+            "refusal": None,
+            "capture_content": "none",
+            "options": {},
+        },
+        "staff_approval_mutations": [],
+        "staff_approval_timeout_seconds": 86400,
+        "max_message_chars": 8000,
+        "registry": None,
+        "workers": None,
+    }
+)
+"""Every CHATOMON key with its default (read-only; `get_chat_settings` copies it)."""
+
+NESTED = ("rate_limit", "audit", "atom")
+"""Keys whose mappings are merged key by key over their defaults."""
+
+PLANNED_KEYS = (
+    "enabled",
+    "catalog",
+    "roles",
+    "max_concurrent_tasks",
+    "evidence_timeout_seconds",
+    "synthesis_timeout_seconds",
+)
+PLANNED_ROLES = (
+    "planner",
+    "simple_executor",
+    "complex_executor",
+    "synthesizer",
+    "fallback_executor",
+)
+PROFILE_KEYS = ("provider", "provider_config", "trust_group")
+
+EXPECTED = {
+    "max_results": "a whole number of at least 1",
+    "query_timeout_seconds": "a number above 0, or None",
+    "max_retries_per_message": "a whole number of at least 0",
+    "max_mutations_per_message": "a whole number of at least 0",
+    "allowed_mutations": "a list of mutation names",
+    "confirm_mutations": "a list of names from allowed_mutations",
+    "staff_approval_mutations": "a list of names from allowed_mutations, not in confirm_mutations",
+    "recover_missing_tool_calls": "True or False",
+}
+"""What ToolSettings and LoopLimits accept, for the errors they leave without `allowed`."""
+
+
+@dataclass(frozen=True)
+class RateLimitSettings:
+    """The request and token budgets per scope (user, else session, else client IP).
+
+    A limit that is None, zero or negative in the settings creates no budget: it is None
+    here.
+    """
+
+    requests: int | None = 60
+    window_seconds: float = 3600
+    tokens: int | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+    def token_limits(self) -> dict[str, int]:
+        """The token budgets in force, by counter name (tokens, input_tokens, output_tokens)."""
+        limits = {
+            "tokens": self.tokens,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+        }
+        return {name: limit for name, limit in limits.items() if limit is not None}
+
+
+@dataclass(frozen=True)
+class AuditSettings:
+    """What the audit trail records and where it goes.
+
+    Attributes:
+        enabled: Whether anything is recorded.
+        level: "off", "messages" or "all".
+        logger: Called with each sanitized event mapping (resolved from a dotted path).
+        max_result_size: Longest serialized tool result kept, in characters.
+        redact_fields: Key segments whose values are replaced by "[redacted]".
+    """
+
+    enabled: bool = False
+    level: AuditLevel = "off"
+    logger: Callable[[Mapping[str, Any]], Any] | None = None
+    max_result_size: int = 4096
+    redact_fields: tuple[str, ...] = ("password", "secret", "token", "key", "credential")
+
+    @property
+    def active(self) -> bool:
+        """Whether events are recorded at all (enabled and a level other than "off")."""
+        return self.enabled and self.level != "off"
+
+
+@dataclass(frozen=True)
+class ChatSettings:
+    """settings.CHATOMON, validated: one attribute per key, with the same names."""
+
+    enabled: bool = False
+    url: str = "/chat/"
+    provider: str = "local"
+    provider_config: Mapping[str, Any] = field(default_factory=dict)
+    provider_profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    planned: Mapping[str, Any] = field(default_factory=dict)
+    permission: Callable[..., Any] | None = None
+    allowed_origins: tuple[str, ...] | None = None
+    allowed_mutations: tuple[str, ...] = ()
+    confirm_mutations: tuple[str, ...] = ()
+    confirm_timeout_seconds: float = 30
+    max_results: int = 200
+    query_timeout_seconds: float | None = None
+    max_retries_per_message: int = 3
+    max_mutations_per_message: int = 8
+    max_total_rounds_per_message: int | None = None
+    tool_strategy: ToolStrategy = "discovery"
+    recover_missing_tool_calls: bool = False
+    system_prompt: str = ""
+    max_recent_messages: int = 20
+    summarize_after: int = 10
+    ttl_hours: float = 24
+    rate_limit: RateLimitSettings = field(default_factory=RateLimitSettings)
+    audit: AuditSettings = field(default_factory=AuditSettings)
+    atom: AtomSettings = field(default_factory=AtomSettings)
+    staff_approval_mutations: tuple[str, ...] = ()
+    staff_approval_timeout_seconds: float = 86400
+    max_message_chars: int = 8000
+    registry: Any = None
+    workers: int | None = None
+
+    @property
+    def url_prefix(self) -> str:
+        """The base path for Django routing: "chat/" (no leading slash; "" for the root)."""
+        stripped = self.url.strip("/")
+        return f"{stripped}/" if stripped else ""
+
+    def tool_settings(self) -> ToolSettings:
+        """The settings the chat tools obey."""
+        return ToolSettings(
+            max_results=self.max_results,
+            query_timeout_seconds=self.query_timeout_seconds,
+            allowed_mutations=self.allowed_mutations,
+            confirm_mutations=self.confirm_mutations,
+            staff_approval_mutations=self.staff_approval_mutations,
+            tool_strategy=self.tool_strategy,
+        )
+
+    def loop_limits(self) -> LoopLimits:
+        """The tool loop's per-message limits."""
+        return LoopLimits(
+            max_retries_per_message=self.max_retries_per_message,
+            max_mutations_per_message=self.max_mutations_per_message,
+            max_total_rounds_per_message=self.max_total_rounds_per_message,
+            recover_missing_tool_calls=self.recover_missing_tool_calls,
+        )
+
+    def atom_config(self) -> AtomConfig:
+        """How ChatService builds each turn's Atom (the refusal goes into its options)."""
+        options = dict(self.atom.options)
+        if self.atom.refusal is not None:
+            options["refusal"] = self.atom.refusal
+        return AtomConfig(
+            name=self.atom.name,
+            input=self.atom.input,
+            output=self.atom.output,
+            capture_content=self.atom.capture_content,
+            options=options,
+        )
+
+    def manager_registry(self) -> ManagerRegistry:
+        """The registry the chat tools read: `registry`, or chatomon.data.registry for None.
+
+        Raises:
+            ChatConfigurationError: When a registry callable returns something else.
+        """
+        if self.registry is None:
+            from chatomon.data.registration import registry  # noqa: PLC0415 - the default one
+
+            return registry
+        if isinstance(self.registry, ManagerRegistry):
+            return self.registry
+        built = self.registry()
+        if not isinstance(built, ManagerRegistry):
+            raise ChatConfigurationError.invalid_value(
+                "registry", built, "a ManagerRegistry (the registry callable returned this)"
+            )
+        return built
+
+    def check_mutation_names(self, registry: ManagerRegistry | None = None) -> None:
+        """Check that allowed_mutations names registered mutations only.
+
+        The check needs the filled registry, so it runs here (system checks and service
+        construction call it), not in `validate_chat_settings`.
+
+        Raises:
+            ChatConfigurationError: unknown_allowed_mutations, with a "did you mean".
+        """
+        known = (registry or self.manager_registry()).mutations
+        unknown = [name for name in self.allowed_mutations if name not in known]
+        if unknown:
+            raise ChatConfigurationError.unknown_allowed_mutations(unknown, known)
+
+    def worker_count(self) -> int:
+        """How many server processes serve chat: `workers`, else WEB_CONCURRENCY, else 1."""
+        if self.workers is not None:
+            return self.workers
+        declared = os.environ.get("WEB_CONCURRENCY", "").strip()
+        return int(declared) if declared.isdigit() and int(declared) > 0 else 1
+
+
+def get_chat_settings() -> dict[str, Any]:
+    """settings.CHATOMON merged over `DEFAULTS` (nested mappings key by key), unvalidated.
+
+    Raises:
+        ChatConfigurationError: invalid_settings_mapping, when CHATOMON is not a mapping.
+    """
+    configured = getattr(django_settings, "CHATOMON", None)
+    if configured is None:
+        configured = {}
+    if not isinstance(configured, Mapping):
+        raise ChatConfigurationError.invalid_settings_mapping(configured)
+    merged = copy.deepcopy(dict(DEFAULTS))
+    for key, value in configured.items():
+        if key in NESTED and isinstance(value, Mapping):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    return merged
+
+
+def validate_chat_settings() -> ChatSettings:
+    """settings.CHATOMON, validated and normalized.
+
+    Raises:
+        ChatConfigurationError: Naming the first wrong key, its value and what is allowed.
+    """
+    return build_chat_settings(get_chat_settings())
+
+
+@lru_cache(maxsize=1)
+def chat_settings() -> ChatSettings:
+    """The validated settings, cached until settings.CHATOMON changes."""
+    return validate_chat_settings()
+
+
+def _forget_cached_settings(*, setting: str, **_: Any) -> None:
+    if setting == "CHATOMON":
+        chat_settings.cache_clear()
+
+
+setting_changed.connect(_forget_cached_settings, dispatch_uid="chatomon.django.conf")
+
+
+def build_chat_settings(raw: Mapping[str, Any]) -> ChatSettings:
+    """Validate a merged CHATOMON mapping (as `get_chat_settings` returns) into ChatSettings.
+
+    Raises:
+        ChatConfigurationError: Naming the first wrong key, its value and what is allowed.
+    """
+    reject_unknown_keys(raw, DEFAULTS, prefix="")
+    tools = _tool_settings(raw)
+    limits = _loop_limits(raw)
+    profiles = _provider_profiles(raw["provider_profiles"])
+    return ChatSettings(
+        enabled=truth("enabled", raw["enabled"]),
+        url=_url(raw["url"]),
+        provider=text("provider", raw["provider"]),
+        provider_config=MappingProxyType(
+            dict(checked_mapping("provider_config", raw["provider_config"]))
+        ),
+        provider_profiles=profiles,
+        planned=_planned(raw["planned"], profiles),
+        permission=_permission(raw["permission"]),
+        allowed_origins=_origins(raw["allowed_origins"]),
+        allowed_mutations=tools.allowed_mutations,
+        confirm_mutations=tools.confirm_mutations,
+        confirm_timeout_seconds=positive_number(
+            "confirm_timeout_seconds", raw["confirm_timeout_seconds"]
+        ),
+        max_results=tools.max_results,
+        query_timeout_seconds=tools.query_timeout_seconds,
+        max_retries_per_message=limits.max_retries_per_message,
+        max_mutations_per_message=limits.max_mutations_per_message,
+        max_total_rounds_per_message=limits.max_total_rounds_per_message,
+        tool_strategy=tools.tool_strategy,
+        recover_missing_tool_calls=truth(
+            "recover_missing_tool_calls", raw["recover_missing_tool_calls"]
+        ),
+        system_prompt=text("system_prompt", raw["system_prompt"], allow_empty=True),
+        max_recent_messages=whole_number(
+            "max_recent_messages", raw["max_recent_messages"], minimum=1
+        ),
+        summarize_after=whole_number("summarize_after", raw["summarize_after"], minimum=0),
+        ttl_hours=positive_number("ttl_hours", raw["ttl_hours"]),
+        rate_limit=_rate_limit(raw["rate_limit"]),
+        audit=_audit(raw["audit"]),
+        atom=resolve_atom(raw["atom"], DEFAULTS["atom"]),
+        staff_approval_mutations=tools.staff_approval_mutations,
+        staff_approval_timeout_seconds=positive_number(
+            "staff_approval_timeout_seconds", raw["staff_approval_timeout_seconds"]
+        ),
+        max_message_chars=whole_number("max_message_chars", raw["max_message_chars"], minimum=1),
+        registry=_registry(raw["registry"]),
+        workers=None
+        if raw["workers"] is None
+        else whole_number("workers", raw["workers"], minimum=1),
+    )
+
+
+def _tool_settings(raw: Mapping[str, Any]) -> ToolSettings:
+    try:
+        return ToolSettings.from_mapping(raw)
+    except ChatConfigurationError:
+        raise
+    except ConfigurationError as error:
+        raise _precise(error, raw) from error
+
+
+def _precise(error: ConfigurationError, raw: Mapping[str, Any]) -> ChatConfigurationError:
+    """The ChatConfigurationError for a ToolSettings/LoopLimits error (same key and value)."""
+    allowed = raw.get("allowed_mutations")
+    if error.field in ("confirm_mutations", "staff_approval_mutations") and isinstance(
+        error.value, list | tuple
+    ):
+        permitted = set(allowed) if isinstance(allowed, list | tuple) else set()
+        stray = [name for name in error.value if name not in permitted]
+        if stray:
+            return ChatConfigurationError.invalid_confirm_mutations(
+                stray, permitted, key=error.field
+            )
+    expected = EXPECTED.get(error.field or "")
+    return ChatConfigurationError(
+        str(error),
+        key=error.field,
+        value=error.value,
+        allowed=error.allowed or ((expected,) if expected else ()),
+    )
+
+
+def _loop_limits(raw: Mapping[str, Any]) -> LoopLimits:
+    try:
+        return LoopLimits(
+            max_retries_per_message=raw["max_retries_per_message"],
+            max_mutations_per_message=raw["max_mutations_per_message"],
+            max_total_rounds_per_message=raw["max_total_rounds_per_message"],
+            recover_missing_tool_calls=raw["recover_missing_tool_calls"],
+        )
+    except ConfigurationError as error:
+        if error.field == "max_total_rounds_per_message":
+            raise ChatConfigurationError.invalid_turn_limit(
+                error.field, "a positive whole number or None", error.value
+            ) from error
+        raise _precise(error, raw) from error
+
+
+def _url(value: Any) -> str:
+    path = text("url", value, allow_empty=True)
+    if any(char.isspace() for char in path) or "://" in path or any(c in path for c in "?#"):
+        raise ChatConfigurationError.invalid_value(
+            "url", value, 'a URL path such as "/chat/" (no scheme, query or spaces)'
+        )
+    stripped = path.strip("/")
+    return f"/{stripped}/" if stripped else "/"
+
+
+def _permission(value: Any) -> Callable[..., Any] | None:
+    if value is None:
+        return None
+    try:
+        permission: Callable[..., Any] = resolve_callable("permission", value)
+    except ChatConfigurationError as error:
+        raise ChatConfigurationError.invalid_permission(value, str(error)) from error
+    return permission
+
+
+def _origins(value: Any) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str) or not isinstance(value, list | tuple):
+        raise ChatConfigurationError.invalid_value(
+            "allowed_origins", value, "None or a list of origins"
+        )
+    return tuple(text(f"allowed_origins[{index}]", item) for index, item in enumerate(value))
+
+
+def _limit(key: str, value: Any) -> int | None:
+    if value is None:
+        return None
+    number = whole_number(key, value, minimum=None)
+    return number if number > 0 else None
+
+
+def _rate_limit(value: Any) -> RateLimitSettings:
+    mapping = checked_mapping("rate_limit", value)
+    reject_unknown_keys(mapping, DEFAULTS["rate_limit"], prefix="rate_limit.")
+    return RateLimitSettings(
+        requests=_limit("rate_limit.requests", mapping["requests"]),
+        window_seconds=positive_number("rate_limit.window_seconds", mapping["window_seconds"]),
+        tokens=_limit("rate_limit.tokens", mapping["tokens"]),
+        input_tokens=_limit("rate_limit.input_tokens", mapping["input_tokens"]),
+        output_tokens=_limit("rate_limit.output_tokens", mapping["output_tokens"]),
+    )
+
+
+def _audit(value: Any) -> AuditSettings:
+    mapping = checked_mapping("audit", value)
+    reject_unknown_keys(mapping, DEFAULTS["audit"], prefix="audit.")
+    level = mapping["level"]
+    if level not in AUDIT_LEVELS:
+        raise ChatConfigurationError.invalid_choice("audit.level", level, AUDIT_LEVELS)
+    fields_ = mapping["redact_fields"]
+    if isinstance(fields_, str) or not isinstance(fields_, list | tuple):
+        raise ChatConfigurationError.invalid_value(
+            "audit.redact_fields", fields_, "a list of key terms"
+        )
+    logger = mapping["logger"]
+    return AuditSettings(
+        enabled=truth("audit.enabled", mapping["enabled"]),
+        level=level,
+        logger=None if logger is None else resolve_callable("audit.logger", logger),
+        max_result_size=whole_number(
+            "audit.max_result_size", mapping["max_result_size"], minimum=1
+        ),
+        redact_fields=tuple(
+            text(f"audit.redact_fields[{index}]", term).lower()
+            for index, term in enumerate(fields_)
+        ),
+    )
+
+
+def _provider_profiles(value: Any) -> Mapping[str, Mapping[str, Any]]:
+    profiles = checked_mapping("provider_profiles", value)
+    normalized: dict[str, Mapping[str, Any]] = {}
+    for name, profile in profiles.items():
+        key = f"provider_profiles.{name}"
+        entry = checked_mapping(key, profile)
+        reject_unknown_keys(entry, PROFILE_KEYS, prefix=f"{key}.")
+        normalized[name] = MappingProxyType(
+            {
+                "provider": text(f"{key}.provider", entry.get("provider")),
+                "provider_config": MappingProxyType(
+                    dict(
+                        checked_mapping(f"{key}.provider_config", entry.get("provider_config", {}))
+                    )
+                ),
+                "trust_group": text(f"{key}.trust_group", entry.get("trust_group", "default")),
+            }
+        )
+    return MappingProxyType(normalized)
+
+
+def _planned(value: Any, profiles: Mapping[str, Mapping[str, Any]]) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ChatConfigurationError.invalid_planned_settings(
+            f"planned must be a mapping, got {type(value).__name__}"
+        )
+    unknown = [key for key in value if key not in PLANNED_KEYS]
+    if unknown:
+        raise ChatConfigurationError.unknown_key(f"planned.{unknown[0]}", PLANNED_KEYS)
+    enabled = truth("planned.enabled", value.get("enabled", False))
+    roles = value.get("roles", {})
+    if not isinstance(roles, Mapping):
+        raise ChatConfigurationError.invalid_planned_settings("roles must be a mapping")
+    if enabled and profiles:
+        missing = [role for role in PLANNED_ROLES if role not in roles]
+        if missing:
+            raise ChatConfigurationError.invalid_planned_settings(
+                f"roles must assign every role; missing: {', '.join(missing)}"
+            )
+        unknown_profiles = sorted({str(name) for name in roles.values() if name not in profiles})
+        if unknown_profiles:
+            raise ChatConfigurationError.invalid_planned_settings(
+                f"roles name unknown provider_profiles: {', '.join(unknown_profiles)}"
+            )
+        groups = {profiles[name]["trust_group"] for name in roles.values()}
+        if len(groups) > 1:
+            raise ChatConfigurationError.invalid_planned_settings(
+                f"every role's profile must share one trust_group, got {', '.join(sorted(groups))}"
+            )
+    return MappingProxyType({**value, "enabled": enabled})
+
+
+def _registry(value: Any) -> Any:
+    if value is None or isinstance(value, ManagerRegistry):
+        return value
+    if isinstance(value, str):
+        value = resolve_callable("registry", value, callable_only=False)
+    if isinstance(value, ManagerRegistry) or callable(value):
+        return value
+    raise ChatConfigurationError.invalid_value(
+        "registry", value, "None, a ManagerRegistry, a callable returning one, or a dotted path"
+    )
