@@ -1,0 +1,70 @@
+"""`python -m chatomon.demo [--host H] [--port P]`: set up and serve the demo.
+
+`python -m chatomon.demo manage <command> ...` runs a Django management command with the
+demo settings (like a project's manage.py), e.g. `manage changepassword staff`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+__all__ = ["main"]
+
+SETTINGS = "chatomon.demo.settings"
+LOOPBACK_HOSTS = "127.0.0.1,localhost,[::1]"
+
+
+def _arguments(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m chatomon.demo",
+        description="Migrate, seed and serve the chatomon demo (console, chat, WebSocket).",
+        epilog="'python -m chatomon.demo manage <command>' runs a Django management command.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument("--port", type=int, default=8000, help="port (0: any free port)")
+    return parser.parse_args(argv)
+
+
+def _allow_host(host: str) -> None:
+    """Let Django answer on the address served (any name when listening on every address)."""
+    if "CHATOMON_DEMO_ALLOWED_HOSTS" in os.environ:
+        return
+    everywhere = host in ("0.0.0.0", "::")  # noqa: S104 - the user asked to listen there
+    os.environ["CHATOMON_DEMO_ALLOWED_HOSTS"] = "*" if everywhere else f"{LOOPBACK_HOSTS},{host}"
+
+
+def manage(argv: Sequence[str]) -> None:
+    """Run a Django management command with the demo settings."""
+    from django.core.management import execute_from_command_line  # noqa: PLC0415
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", SETTINGS)
+    execute_from_command_line(["python -m chatomon.demo manage", *argv])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Set the demo up and serve it in the foreground; returns the exit status."""
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["manage"]:
+        manage(given[1:])
+        return 0
+    options = _arguments(given)
+    _allow_host(options.host)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", SETTINGS)
+    import django  # noqa: PLC0415 - after the environment names the settings
+
+    django.setup()
+    from chatomon.demo.server import serve  # noqa: PLC0415 - needs Django set up
+    from chatomon.demo.startup import prepare  # noqa: PLC0415
+
+    logging.getLogger("chatomon.demo").info("chatomon demo starting")
+    prepare()
+    serve(options.host, options.port)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

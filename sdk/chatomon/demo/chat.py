@@ -1,0 +1,213 @@
+"""The demo's chat declarations: four Django-backed managers and three mutations.
+
+`chatomon.data.autodiscover()` (run by the chatomon app) imports this module, which
+registers everything in the default registry. The settings decide who confirms what:
+createPart runs at once, updatePartCost waits for staff, assignPartToProject for the user.
+"""
+
+# Manager declares fields, relations and filters as ClassVars; ruff cannot see inherited ones.
+# ruff: noqa: RUF012
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from chatomon.data import Manager, PermissionDeniedError, mutation, registry
+from chatomon.data.errors import DataError
+from chatomon.data.fields import FieldSpec
+
+from .inputs import AssignPartInput, CreatePartInput, UpdatePartCostInput
+from .models import Material, Part, Project, Supplier
+
+
+class MaterialManager(Manager):
+    """Materials parts are made of."""
+
+    model = Material
+    description = "Materials that parts are made of, with density and price per kilogram."
+    fields = ["name", "category", "density", "cost_per_kg"]
+    chat_exposed = True
+
+
+class SupplierManager(Manager):
+    """Suppliers, without their contact addresses."""
+
+    model = Supplier
+    description = "Companies the parts are bought from: country, rating and lead time."
+    fields = ["name", "country", "rating", "lead_time_days"]
+    relations = {"parts": "PartManager"}
+    chat_exposed = True
+
+
+class PartManager(Manager):
+    """Parts, with their material, supplier and projects."""
+
+    model = Part
+    description = "Designed or purchased components: number, cost, weight, stock, status."
+    fields = {
+        "number": FieldSpec(),
+        "name": FieldSpec(),
+        "unit_cost": FieldSpec(),
+        "weight_kg": FieldSpec(description="Weight in kilograms."),
+        "status": FieldSpec(),
+        "quantity": FieldSpec(),
+        "released_on": FieldSpec(),
+        "created_at": FieldSpec(),
+    }
+    relations = {
+        "material": "MaterialManager",
+        "supplier": "SupplierManager",
+        "projects": "ProjectManager",
+    }
+    chat_exposed = True
+
+
+class ProjectManager(Manager):
+    """Customer projects: public ones, plus the actor's own private ones."""
+
+    model = Project
+    description = "Customer projects, their budget, dates and the parts they use."
+    fields = ["code", "name", "customer", "status", "budget", "starts_on", "due_on", "is_public"]
+    relations = {"parts": "PartManager"}
+    chat_exposed = True
+
+    def get_queryset(self, actor: Any) -> QuerySet[Project]:
+        """Public projects, and the private projects `actor` owns."""
+        visible = Q(is_public=True)
+        if actor is not None and getattr(actor, "is_authenticated", False):
+            visible |= Q(owner_id=actor.id)
+        return Project.objects.filter(visible)
+
+
+def next_part_number() -> str:
+    """The part number after the highest one in use (P-1001 when there is none)."""
+    numbers = [
+        int(match.group(1))
+        for value in Part.objects.values_list("number", flat=True)
+        if (match := re.fullmatch(r"P-(\d+)", value))
+    ]
+    return f"P-{max(numbers, default=1000) + 1}"
+
+
+def _name_of(model: type[Material] | type[Supplier], pk: int | None, field: str) -> str | None:
+    if pk is None:
+        return None
+    name: str | None = model.objects.filter(pk=pk).values_list("name", flat=True).first()
+    if name is None:
+        raise DataError(
+            f"there is no {model.__name__.lower()} with id {pk}",
+            code="invalid_input",
+            details={"errors": [{"field": field, "message": "no such object"}]},
+        )
+    return name
+
+
+def _visible_project(actor: Any, project_id: int) -> Project:
+    project = ProjectManager().get_queryset(actor).filter(pk=project_id).first()
+    if project is None:
+        raise PermissionDeniedError("you cannot change that project")
+    return project
+
+
+def _part(part_id: int) -> Part:
+    part = Part.objects.select_related("material").filter(pk=part_id).first()
+    if part is None:
+        raise DataError(
+            f"there is no part with id {part_id}",
+            code="invalid_input",
+            details={"errors": [{"field": "part_id", "message": "no such object"}]},
+        )
+    return part
+
+
+def _create_preview(actor: Any, data: CreatePartInput) -> dict[str, Any]:
+    return {
+        "action": "create",
+        "manager": "PartManager",
+        "values": {"number": next_part_number(), **data.model_dump(mode="json")},
+        "material": _name_of(Material, data.material_id, "material_id"),
+        "supplier": _name_of(Supplier, data.supplier_id, "supplier_id"),
+    }
+
+
+@mutation(name="createPart", input=CreatePartInput, manager="PartManager", preview=_create_preview)
+def create_part(actor: Any, data: CreatePartInput) -> Part:
+    """Create a part; it gets the next free part number."""
+    _name_of(Material, data.material_id, "material_id")
+    _name_of(Supplier, data.supplier_id, "supplier_id")
+    return Part.objects.create(
+        number=next_part_number(),
+        name=data.name,
+        material_id=data.material_id,
+        supplier_id=data.supplier_id,
+        unit_cost=data.unit_cost,
+        weight_kg=data.weight_kg,
+        status=Part.Status.DRAFT,
+        created_at=timezone.now(),
+    )
+
+
+def _cost_preview(actor: Any, data: UpdatePartCostInput) -> dict[str, Any]:
+    part = _part(data.part_id)
+    return {
+        "action": "update",
+        "manager": "PartManager",
+        "id": part.pk,
+        "part": str(part),
+        "changes": [
+            {"field": "unit_cost", "before": str(part.unit_cost), "after": str(data.unit_cost)}
+        ],
+    }
+
+
+@mutation(
+    name="updatePartCost",
+    input=UpdatePartCostInput,
+    manager="PartManager",
+    preview=_cost_preview,
+)
+def update_part_cost(actor: Any, data: UpdatePartCostInput) -> Part:
+    """Change the unit cost of a part."""
+    part = _part(data.part_id)
+    part.unit_cost = data.unit_cost
+    part.save(update_fields=["unit_cost"])
+    return part
+
+
+def _assignment_preview(actor: Any, data: AssignPartInput) -> dict[str, Any]:
+    part = _part(data.part_id)
+    project = _visible_project(actor, data.project_id)
+    already = project.parts.filter(pk=part.pk).exists()
+    return {
+        "action": "assign",
+        "manager": "ProjectManager",
+        "id": project.pk,
+        "part": str(part),
+        "project": str(project),
+        "already_assigned": already,
+    }
+
+
+@mutation(
+    name="assignPartToProject",
+    input=AssignPartInput,
+    manager="ProjectManager",
+    preview=_assignment_preview,
+)
+def assign_part_to_project(actor: Any, data: AssignPartInput) -> Project:
+    """Add a part to a project the actor can see."""
+    part = _part(data.part_id)
+    project = _visible_project(actor, data.project_id)
+    project.parts.add(part)
+    return project
+
+
+MANAGERS = (MaterialManager, SupplierManager, PartManager, ProjectManager)
+MUTATIONS = (create_part, update_part_cost, assign_part_to_project)
+
+for _item in (*MANAGERS, *MUTATIONS):
+    registry.register(_item)

@@ -1,0 +1,65 @@
+"""What `python -m chatomon.demo` does before serving: migrate, staff account, seed, provider.
+
+Each step logs one clear line (or a few), so a person starting the demo sees where the data
+lives, how to log in and which model answers.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.conf import settings
+from django.core.management import call_command
+
+from chatomon.errors import ChatomonError
+
+from .seed import seed
+from .staff import StaffAccount, ensure_staff_user
+
+__all__ = ["check_provider", "prepare"]
+
+logger = logging.getLogger("chatomon.demo")
+
+RESET_HINT = "python -m chatomon.demo manage changepassword {username}"
+
+
+def _log_account(account: StaffAccount) -> None:
+    username = account.user.get_username()
+    if account.generated_password is not None:
+        logger.info("staff user %r created; password: %s", username, account.generated_password)
+        logger.info("  (shown once; to change it: %s)", RESET_HINT.format(username=username))
+    elif account.password_set:
+        logger.info("staff user %r: password set from CHATOMON_DEMO_PASSWORD", username)
+    else:
+        logger.info(
+            "staff user %r: password unchanged (reset it with %s, or set CHATOMON_DEMO_PASSWORD)",
+            username,
+            RESET_HINT.format(username=username),
+        )
+
+
+def check_provider() -> None:
+    """Log the provider that will answer, and what is missing for it, if anything."""
+    from chatomon.django.conf import chat_settings  # noqa: PLC0415 - needs Django set up
+    from chatomon.providers.registry import resolve_provider  # noqa: PLC0415
+
+    chosen = chat_settings()
+    logger.info("provider: %s", chosen.provider)
+    try:
+        provider_class, implied = resolve_provider(chosen.provider)
+        provider_class.check_configuration({**implied, **chosen.provider_config})
+    except ChatomonError as error:
+        logger.warning("the provider is not ready, chats will fail: %s", error)
+
+
+def prepare() -> StaffAccount:
+    """Migrate the database, create or update the staff user, seed the data set."""
+    database = settings.DATABASES["default"]["NAME"]
+    call_command("migrate", interactive=False, verbosity=0)
+    logger.info("database ready: %s", database)
+    account = ensure_staff_user()
+    _log_account(account)
+    summary = seed(owner=account.user)
+    logger.info("demo data: %s", "; ".join(summary.lines()))
+    check_provider()
+    return account

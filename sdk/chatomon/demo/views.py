@@ -1,0 +1,19 @@
+"""The demo's landing page: what the demo is, where to log in, the chat widget."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from .models import Material, Part, Project, Supplier
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    """The landing page, with the size of the data set."""
+    counts = {
+        "materials": Material.objects.count(),
+        "suppliers": Supplier.objects.count(),
+        "parts": Part.objects.count(),
+        "projects": Project.objects.count(),
+    }
+    return render(request, "chatomon_demo/home.html", {"counts": counts})
