@@ -63,6 +63,7 @@ __all__ = [
     "build_chat_settings",
     "chat_settings",
     "get_chat_settings",
+    "unallowed_confirmations",
     "validate_chat_settings",
 ]
 
@@ -430,18 +431,32 @@ def _tool_settings(raw: Mapping[str, Any]) -> ToolSettings:
         raise _precise(error, raw) from error
 
 
+def unallowed_confirmations(raw: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Names in confirm_mutations / staff_approval_mutations missing from allowed_mutations.
+
+    Keyed by setting; only settings with such names appear. Works on the raw merged
+    mapping, so the system checks can report it beside other problems.
+    """
+    allowed = raw.get("allowed_mutations")
+    permitted = set(allowed) if isinstance(allowed, list | tuple) else set()
+    stray: dict[str, list[str]] = {}
+    for key in ("confirm_mutations", "staff_approval_mutations"):
+        names = raw.get(key)
+        if isinstance(names, list | tuple):
+            missing = [name for name in names if name not in permitted]
+            if missing:
+                stray[key] = missing
+    return stray
+
+
 def _precise(error: ConfigurationError, raw: Mapping[str, Any]) -> ChatConfigurationError:
     """The ChatConfigurationError for a ToolSettings/LoopLimits error (same key and value)."""
-    allowed = raw.get("allowed_mutations")
-    if error.field in ("confirm_mutations", "staff_approval_mutations") and isinstance(
-        error.value, list | tuple
-    ):
-        permitted = set(allowed) if isinstance(allowed, list | tuple) else set()
-        stray = [name for name in error.value if name not in permitted]
-        if stray:
-            return ChatConfigurationError.invalid_confirm_mutations(
-                stray, permitted, key=error.field
-            )
+    stray = unallowed_confirmations(raw).get(error.field or "")
+    if stray:
+        allowed = raw.get("allowed_mutations") or ()
+        return ChatConfigurationError.invalid_confirm_mutations(
+            stray, allowed, key=error.field or ""
+        )
     expected = EXPECTED.get(error.field or "")
     return ChatConfigurationError(
         str(error),

@@ -1,0 +1,217 @@
+"""System checks of the chat settings (`python manage.py check`), run only when chat is enabled.
+
+| id              | problem                                                             |
+|-----------------|---------------------------------------------------------------------|
+| chatomon.E001   | no manager with chat_exposed = True is registered                   |
+| chatomon.E002   | settings, permission or mutation allow-lists are invalid            |
+| chatomon.E003   | the provider's optional dependency is missing                       |
+| chatomon.E004   | the provider import failed for another reason                       |
+| chatomon.E005   | confirm_mutations / staff_approval_mutations not in allowed_mutations |
+| chatomon.E006   | the provider path names no provider (unknown short name, module or class) |
+| chatomon.E007   | an orbital of the atom setting cannot be imported or built          |
+| chatomon.E008   | the registered managers or mutations are declared wrong             |
+| chatomon.W001   | in-memory channel layer while more than one worker serves chat      |
+| chatomon.W002   | local-memory cache while more than one worker serves chat           |
+
+"More than one worker" is `CHATOMON["workers"]`, else the WEB_CONCURRENCY environment
+variable (read by gunicorn and uvicorn), else 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from django.apps import AppConfig
+from django.conf import settings as django_settings
+from django.core.checks import CheckMessage, Error, Warning
+
+from chatomon.data.errors import DataConfigurationError
+from chatomon.django.conf import (
+    ChatSettings,
+    build_chat_settings,
+    get_chat_settings,
+    unallowed_confirmations,
+)
+from chatomon.errors import ChatConfigurationError, ConfigurationError, ProviderDependencyError
+from chatomon.providers.registry import resolve_provider
+
+__all__ = ["check_chat"]
+
+IN_MEMORY_LAYER = "channels.layers.InMemoryChannelLayer"
+LOCAL_MEMORY_CACHE = "django.core.cache.backends.locmem.LocMemCache"
+ORBITAL_KEYS = ("atom.input[", "atom.output[")
+
+
+def check_chat(app_configs: Iterable[AppConfig] | None = None, **_: Any) -> list[CheckMessage]:
+    """Every problem of settings.CHATOMON, when chat is enabled (registered by the app)."""
+    try:
+        raw = get_chat_settings()
+    except ChatConfigurationError as error:
+        return [_settings_error(error)]
+    if not raw.get("enabled"):
+        return []
+    messages = _confirmation_errors(raw)
+    settings = None
+    try:
+        settings = build_chat_settings(raw)
+    except ChatConfigurationError as error:
+        if error.key not in unallowed_confirmations(raw):
+            messages.append(_settings_error(error))
+    messages += _provider_errors(raw.get("provider"), raw.get("provider_config"))
+    if settings is not None:
+        messages += _registry_errors(settings)
+        messages += _deployment_warnings(settings)
+    return messages
+
+
+def _settings_error(error: ChatConfigurationError) -> Error:
+    if error.key and error.key.startswith(ORBITAL_KEYS):
+        return Error(
+            f"chat setting {error.key} is not a usable orbital: {error}",
+            hint="Give an Orbital instance or class, a factory returning one, or the dotted "
+            "path of one of these (e.g. 'chatomon.orbitals.PIIGuard').",
+            id="chatomon.E007",
+        )
+    return Error(
+        f"chat settings are invalid: {error}",
+        hint="Correct settings.CHATOMON; chatomon.django.conf.DEFAULTS lists every key "
+        "with its default.",
+        id="chatomon.E002",
+    )
+
+
+def _confirmation_errors(raw: Mapping[str, Any]) -> list[CheckMessage]:
+    return [
+        Error(
+            f"{key} names mutations missing from allowed_mutations: {', '.join(names)}",
+            hint=f"Add {', '.join(names)} to CHATOMON['allowed_mutations'] or remove them "
+            f"from CHATOMON[{key!r}]: only allowed mutations can need an approval.",
+            id="chatomon.E005",
+        )
+        for key, names in unallowed_confirmations(raw).items()
+    ]
+
+
+def _provider_errors(path: Any, config: Any) -> list[CheckMessage]:
+    if not isinstance(path, str):
+        return []  # validation reports the wrong type
+    try:
+        cls, implied = resolve_provider(path)
+    except ProviderDependencyError as error:
+        return [_dependency_error(path, error)]
+    except ConfigurationError as error:
+        return [
+            Error(
+                f"chat provider {path!r} names no provider: {error}",
+                hint="Use a short name (local, openai, anthropic, ollama, gemini) or the "
+                "dotted path of a provider class.",
+                id="chatomon.E006",
+            )
+        ]
+    except Exception as error:  # noqa: BLE001 - any failure importing the module is E004
+        return [_import_error(path, error)]
+    return _configuration_errors(path, cls, {**implied, **(config or {})})
+
+
+def _configuration_errors(
+    path: str, cls: type[Any], config: Mapping[str, Any]
+) -> list[CheckMessage]:
+    check = getattr(cls, "check_configuration", None)
+    if check is None:
+        return []
+    try:
+        check(config)
+    except ImportError as error:
+        return [_dependency_error(path, error, getattr(cls, "required_extra", None))]
+    except ConfigurationError as error:
+        return [
+            Error(
+                f"provider_config is invalid for {path!r}: {error}",
+                hint="Correct CHATOMON['provider_config'] (the provider's documentation "
+                "lists its keys).",
+                id="chatomon.E002",
+            )
+        ]
+    except Exception as error:  # noqa: BLE001 - a provider check failing otherwise is E004
+        return [_import_error(path, error)]
+    return []
+
+
+def _dependency_error(path: str, error: ImportError, extra: str | None = None) -> Error:
+    extra = getattr(error, "extra", None) or extra
+    install = f'pip install "chatomon[{extra}]"' if extra else f"pip install {error.name or ''}"
+    return Error(
+        f"chat provider {path!r} needs a package that is not installed: {error}",
+        hint=f"Install the provider's optional dependency: {install.strip()}",
+        id="chatomon.E003",
+    )
+
+
+def _import_error(path: str, error: BaseException) -> Error:
+    return Error(
+        f"chat provider {path!r} could not be imported: {type(error).__name__}: {error}",
+        hint="Importing the provider module failed inside the module itself; run "
+        f'`python -c "import {path.rpartition(".")[0] or path}"` to see the traceback.',
+        id="chatomon.E004",
+    )
+
+
+def _registry_errors(settings: ChatSettings) -> list[CheckMessage]:
+    try:
+        if settings.registry is None:
+            from chatomon.data.autodiscovery import autodiscover  # noqa: PLC0415 - needs apps
+
+            autodiscover()
+        registry = settings.manager_registry()
+        settings.check_mutation_names(registry)
+        exposed = registry.schema_index().names
+    except ChatConfigurationError as error:
+        return [_settings_error(error)]
+    except DataConfigurationError as error:
+        return [
+            Error(
+                f"chat managers or mutations are declared wrong: {error}",
+                hint="Fix the declarations in your apps' chat.py modules.",
+                id="chatomon.E008",
+            )
+        ]
+    if not exposed:
+        return [
+            Error(
+                str(ChatConfigurationError.missing_graphql_schema()),
+                hint="Set chat_exposed = True on a Manager registered in an app's chat.py, "
+                "or point CHATOMON['registry'] at a registry that has one.",
+                id="chatomon.E001",
+            )
+        ]
+    return []
+
+
+def _deployment_warnings(settings: ChatSettings) -> list[CheckMessage]:
+    workers = settings.worker_count()
+    if workers < 2:
+        return []
+    warnings: list[CheckMessage] = []
+    layers = getattr(django_settings, "CHANNEL_LAYERS", {}) or {}
+    if layers.get("default", {}).get("BACKEND") == IN_MEMORY_LAYER:
+        warnings.append(
+            Warning(
+                f"the in-memory channel layer cannot reach across the {workers} workers "
+                "serving chat: approvals and resumed turns miss sockets of other workers",
+                hint="Use channels_redis.core.RedisChannelLayer in CHANNEL_LAYERS, or set "
+                "CHATOMON['workers'] = 1 (WEB_CONCURRENCY) if only one process serves chat.",
+                id="chatomon.W001",
+            )
+        )
+    caches = getattr(django_settings, "CACHES", {}) or {}
+    if caches.get("default", {}).get("BACKEND") == LOCAL_MEMORY_CACHE:
+        warnings.append(
+            Warning(
+                f"the local-memory cache is per process: each of the {workers} workers "
+                "counts its own rate limits",
+                hint="Use django.core.cache.backends.redis.RedisCache for the default cache.",
+                id="chatomon.W002",
+            )
+        )
+    return warnings

@@ -1,0 +1,194 @@
+"""System checks: each chatomon id fires for its problem, with a hint, only when enabled."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.checks import CheckMessage, run_checks
+from django.test import override_settings
+from pydantic import BaseModel
+
+from chatomon.data import ManagerRegistry, mutation
+from chatomon.errors import ConfigurationError, ProviderDependencyError
+
+HERE = __name__
+
+
+class QuietProvider:
+    """A provider class without a configuration check."""
+
+
+class CheckedProvider:
+    """A provider whose configuration check refuses every key but `model`."""
+
+    @classmethod
+    def check_configuration(cls, config: Mapping[str, Any] | None = None) -> None:
+        unknown = sorted(set(config or {}) - {"model"})
+        if unknown:
+            raise ConfigurationError(f"unknown key {unknown[0]!r}", field=unknown[0])
+
+
+class MissingSdkProvider:
+    """A provider whose vendor SDK is not installed."""
+
+    required_extra = "nosuchsdk"
+
+    @classmethod
+    def check_configuration(cls, config: Mapping[str, Any] | None = None) -> None:
+        raise ProviderDependencyError("nosuchsdk", "nosuchsdk")
+
+
+class CrashingProvider:
+    """A provider whose configuration check fails unexpectedly."""
+
+    @classmethod
+    def check_configuration(cls, config: Mapping[str, Any] | None = None) -> None:
+        raise RuntimeError("boom")
+
+
+BASE = {
+    "enabled": True,
+    "provider": f"{HERE}.QuietProvider",
+    "allowed_mutations": ["createPart"],
+}
+
+
+def chat_checks(**changes: Any) -> list[CheckMessage]:
+    with override_settings(CHATOMON={**BASE, **changes}):
+        return list(run_checks(tags=["chatomon"]))
+
+
+def ids(messages: list[CheckMessage]) -> list[str]:
+    return [str(message.id) for message in messages]
+
+
+def only(messages: list[CheckMessage], check_id: str) -> CheckMessage:
+    assert ids(messages) == [check_id], [str(message) for message in messages]
+    assert messages[0].hint, "every chatomon check carries a hint"
+    return messages[0]
+
+
+def test_a_valid_enabled_configuration_passes() -> None:
+    assert chat_checks() == []
+
+
+def test_nothing_is_checked_while_chat_is_disabled() -> None:
+    assert chat_checks(enabled=False, confirm_mutations=["deletePart"], max_results=0) == []
+
+
+def test_e001_no_exposed_manager() -> None:
+    message = only(chat_checks(registry=ManagerRegistry(), allowed_mutations=[]), "chatomon.E001")
+    assert "chat_exposed" in message.msg
+
+
+def test_e002_invalid_values_name_the_key() -> None:
+    message = only(chat_checks(max_results=0), "chatomon.E002")
+    assert "max_results" in message.msg
+
+
+def test_e002_unknown_top_level_key() -> None:
+    message = only(chat_checks(enabeld=True), "chatomon.E002")
+    assert "did you mean 'enabled'" in message.msg
+
+
+def test_e002_unknown_allowed_mutation_with_did_you_mean() -> None:
+    message = only(chat_checks(allowed_mutations=["createPrat"]), "chatomon.E002")
+    assert "did you mean 'createPart'" in message.msg
+
+
+def test_e002_invalid_permission() -> None:
+    message = only(chat_checks(permission=f"{HERE}.missing_permission"), "chatomon.E002")
+    assert "permission" in message.msg
+
+
+def test_e002_invalid_provider_config() -> None:
+    messages = chat_checks(provider=f"{HERE}.CheckedProvider", provider_config={"modle": "x"})
+    assert "modle" in only(messages, "chatomon.E002").msg
+
+
+def test_e003_missing_provider_dependency() -> None:
+    message = only(chat_checks(provider=f"{HERE}.MissingSdkProvider"), "chatomon.E003")
+    assert 'pip install "chatomon[nosuchsdk]"' in str(message.hint)
+
+
+def test_e004_provider_check_fails_otherwise() -> None:
+    message = only(chat_checks(provider=f"{HERE}.CrashingProvider"), "chatomon.E004")
+    assert "RuntimeError" in message.msg
+
+
+def test_e004_provider_module_fails_to_import(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "chatomon_broken_provider.py").write_text("raise RuntimeError('broken')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "chatomon_broken_provider", raising=False)
+    message = only(chat_checks(provider="chatomon_broken_provider.Provider"), "chatomon.E004")
+    assert "broken" in message.msg
+
+
+def test_e005_confirmations_outside_allowed_mutations() -> None:
+    messages = chat_checks(
+        confirm_mutations=["deletePart"], staff_approval_mutations=["createPart", "dropAll"]
+    )
+    assert ids(messages) == ["chatomon.E005", "chatomon.E005"]
+    assert "deletePart" in messages[0].msg
+    assert "dropAll" in messages[1].msg
+    assert all(message.hint for message in messages)
+
+
+@pytest.mark.parametrize("path", ["opneai", "nowhere.providers.Provider", f"{HERE}.NoSuchClass"])
+def test_e006_unknown_provider_path(path: str) -> None:
+    only(chat_checks(provider=path), "chatomon.E006")
+
+
+def test_e006_suggests_the_short_name() -> None:
+    message = only(chat_checks(provider="opneai"), "chatomon.E006")
+    assert "did you mean 'openai'" in message.msg
+
+
+def test_e007_invalid_orbital_path() -> None:
+    message = only(chat_checks(atom={"input": ["chatomon.orbitals.NoSuchGuard"]}), "chatomon.E007")
+    assert "atom.input[0]" in message.msg
+
+
+def test_e008_wrong_declarations() -> None:
+    class Input(BaseModel):
+        name: str
+
+    @mutation(name="createThing", input=Input, manager="NoSuchManager")
+    def create_thing(actor: Any, data: Any) -> dict[str, Any]:
+        return {}
+
+    registry = ManagerRegistry([create_thing])
+    message = only(chat_checks(registry=registry, allowed_mutations=[]), "chatomon.E008")
+    assert "NoSuchManager" in message.msg
+
+
+IN_MEMORY = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+REDIS_CACHE = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": "redis://127.0.0.1:6379/2",
+    }
+}
+
+
+@override_settings(CHANNEL_LAYERS=IN_MEMORY, CACHES=REDIS_CACHE)
+def test_w001_in_memory_channel_layer_with_several_workers() -> None:
+    assert only(chat_checks(workers=3), "chatomon.W001").level < 40  # a Warning, not an Error
+    assert chat_checks(workers=1) == []
+
+
+@override_settings(CHANNEL_LAYERS=IN_MEMORY, CACHES=REDIS_CACHE)
+def test_w001_reads_web_concurrency(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WEB_CONCURRENCY", "2")
+    only(chat_checks(), "chatomon.W001")
+
+
+@override_settings(CACHES={"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}})
+def test_w002_local_memory_cache_with_several_workers() -> None:
+    only(chat_checks(workers=2), "chatomon.W002")
