@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 from django.db import models
 
-__all__ = ["ChatMessage", "Conversation", "PendingConfirmation", "Turn"]
+__all__ = ["AuditEvent", "ChatMessage", "Conversation", "PendingConfirmation", "Turn"]
 
 
 class Conversation(models.Model):
@@ -159,3 +159,35 @@ class PendingConfirmation(models.Model):
 
     def __str__(self) -> str:
         return f"confirmation {self.id} {self.mutation} {self.status}"
+
+
+class AuditEvent(models.Model):
+    """One sanitized audit record of chat activity (chatomon.django.audit writes them).
+
+    Plain identifiers, not foreign keys: the audit trail outlives the conversations that
+    `chat_cleanup` prunes. `actor` is "user:<pk>" or "anonymous". The indexes serve keyset
+    pagination newest first, overall and filtered by type, actor, conversation or turn.
+    """
+
+    created_at: models.DateTimeField[datetime, datetime] = models.DateTimeField()
+    type: models.CharField[str, str] = models.CharField(max_length=40)
+    actor: models.CharField[str, str] = models.CharField(max_length=200, blank=True, default="")
+    conversation: models.CharField[str, str] = models.CharField(
+        max_length=64, blank=True, default=""
+    )
+    turn: models.CharField[str, str] = models.CharField(max_length=64, blank=True, default="")
+    payload: models.JSONField[Any, Any] = models.JSONField(default=dict)
+
+    class Meta:
+        """Indexes for browsing a large trail page by page."""
+
+        indexes: ClassVar[list[Any]] = [
+            models.Index(fields=["created_at", "id"], name="chatomon_audit_time"),
+            models.Index(fields=["type", "created_at", "id"], name="chatomon_audit_type"),
+            models.Index(fields=["actor", "created_at", "id"], name="chatomon_audit_actor"),
+            models.Index(fields=["conversation", "created_at", "id"], name="chatomon_audit_conv"),
+            models.Index(fields=["turn", "created_at", "id"], name="chatomon_audit_turn"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.type} {self.created_at:%Y-%m-%d %H:%M:%S} {self.actor}"
