@@ -1,0 +1,170 @@
+"""Reading chat requests, and the socket's bookkeeping: every bad input has its stable code."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from chatomon.django.requests import (
+    MAX_BODY_BYTES,
+    BadRequest,
+    ConfirmRequest,
+    MessageRequest,
+    decode_object,
+    parse_confirm,
+    parse_message,
+)
+from chatomon.django.socket_state import SocketState
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b"not json", "not valid JSON"),
+        (b"\xff\xfe", "not valid JSON"),
+        (b"", "not valid JSON"),
+        (b"[1, 2]", "must be a JSON object"),
+        (b'"text"', "must be a JSON object"),
+        (b"null", "must be a JSON object"),
+        (b"42", "must be a JSON object"),
+    ],
+)
+@pytest.mark.parametrize("code", ["bad_message", "bad_event"])
+def test_anything_but_a_json_object_is_refused_with_the_routes_code(raw, message, code):
+    refused = decode_object(raw, code)
+    assert isinstance(refused, BadRequest)
+    assert refused.status == 400
+    assert refused.event["type"] == "error"
+    assert refused.event["code"] == code
+    assert message in refused.event["message"]
+
+
+def test_a_body_over_one_mebibyte_is_refused_with_413_before_it_is_parsed():
+    raw = b'{"text": "' + b"x" * MAX_BODY_BYTES + b'"}'
+    refused = decode_object(raw, "bad_message")
+    assert isinstance(refused, BadRequest)
+    assert refused.status == 413
+    assert refused.event["code"] == "request_too_large"
+    assert refused.event["max_bytes"] == MAX_BODY_BYTES
+    assert decode_object(b'{"text": "' + b"x" * 1000 + b'"}', "bad_message") == {"text": "x" * 1000}
+
+
+@pytest.mark.parametrize(
+    "payload", [{}, {"text": ""}, {"text": "  \n"}, {"text": 5}, {"text": None}, {"text": ["hi"]}]
+)
+def test_absent_blank_or_non_string_text_is_a_bad_message(payload):
+    refused = parse_message(payload, 100)
+    assert isinstance(refused, BadRequest)
+    assert refused.event["code"] == "bad_message"
+
+
+def test_text_over_max_message_chars_is_message_too_long_naming_the_limit():
+    refused = parse_message({"text": "x" * 11}, 10)
+    assert isinstance(refused, BadRequest)
+    assert refused.event["code"] == "message_too_long"
+    assert refused.event["max_message_chars"] == 10
+    assert parse_message({"text": "x" * 10}, 10) == MessageRequest("x" * 10)
+
+
+def test_a_message_keeps_its_conversation_and_ignores_unknown_fields():
+    parsed = parse_message({"text": "hi", "conversation_id": "abc", "extra": {"x": 1}}, 100)
+    assert parsed == MessageRequest("hi", "abc")
+    assert parse_message({"text": "hi", "conversation_id": None}, 100) == MessageRequest("hi")
+    refused = parse_message({"text": "hi", "conversation_id": 7}, 100)
+    assert isinstance(refused, BadRequest)
+    assert (refused.event["code"], refused.event["field"]) == ("bad_message", "conversation_id")
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {},
+        {"confirmed": True},
+        {"confirmation_id": "", "confirmed": True},
+        {"confirmation_id": 5, "confirmed": True},
+        {"confirmation_id": "abc"},
+        {"confirmation_id": "abc", "confirmed": "yes"},
+        {"confirmation_id": "abc", "confirmed": 1},
+        {"confirmation_id": "abc", "confirmed": True, "conversation_id": 3},
+    ],
+)
+def test_a_malformed_confirmation_is_a_bad_event(payload):
+    refused = parse_confirm(payload)
+    assert isinstance(refused, BadRequest)
+    assert refused.event["code"] == "bad_event"
+
+
+def test_a_confirmation_reads_id_decision_and_conversation():
+    payload = {"confirmation_id": " abc ", "confirmed": False, "conversation_id": "c", "x": 1}
+    assert parse_confirm(payload) == ConfirmRequest("abc", False, "c")
+
+
+def announced(
+    confirmation_id: str = "c1", *, approver: str = "client", turn_id: str = "t1", minutes: int = 5
+) -> dict[str, str]:
+    expires = datetime.now(UTC) + timedelta(minutes=minutes)
+    return {
+        "type": "confirm_mutation",
+        "id": confirmation_id,
+        "approver": approver,
+        "turn_id": turn_id,
+        "expires_at": expires.isoformat(),
+    }
+
+
+def test_an_open_client_confirmation_blocks_messages_until_resolved():
+    state = SocketState()
+    assert state.open_confirmation() is None
+    state.observe(announced())
+    refusal = state.open_confirmation()
+    assert refusal is not None
+    assert (refusal["code"], refusal["confirmation_id"]) == ("confirmation_pending", "c1")
+    assert state.turn_of("c1") == "t1"
+    state.observe({"type": "confirmation_resolved", "id": "c1"})
+    assert state.open_confirmation() is None
+
+
+def test_staff_approvals_do_not_block_and_expired_confirmations_lapse():
+    state = SocketState()
+    state.observe(announced(approver="staff"))
+    assert state.open_confirmation() is None
+    assert state.turn_of("c1") == "t1"
+    state.observe(announced("c2", minutes=-1))
+    assert state.open_confirmation() is None
+    state.observe(announced("c3"))
+    state.forget("c3")
+    assert state.open_confirmation() is None
+
+
+def test_group_copies_of_a_turn_the_socket_resumes_are_dropped_until_its_terminal_event():
+    state = SocketState()
+    state.suppress("t1")
+    assert not state.accept_group_event({"type": "confirmation_resolved", "turn_id": "t1"})
+    assert state.accept_group_event({"type": "text_chunk", "turn_id": "t2"})
+    state.own_stream_ended("t1", resumed=True)
+    assert not state.accept_group_event({"type": "text_chunk", "turn_id": "t1"})
+    assert not state.accept_group_event({"type": "done", "turn_id": "t1"})
+    # Later events of the same turn (resumed again, by staff) reach the socket.
+    assert state.accept_group_event({"type": "text_chunk", "turn_id": "t1"})
+
+
+def test_group_copies_that_arrive_before_the_own_stream_ends_are_dropped_too():
+    state = SocketState()
+    state.suppress("t1")
+    assert not state.accept_group_event({"type": "done", "turn_id": "t1"})
+    state.own_stream_ended("t1", resumed=True)
+    assert state.accept_group_event({"type": "done", "turn_id": "t1"})
+
+
+def test_a_lost_claim_stops_suppressing_at_once():
+    state = SocketState()
+    state.suppress("t1")
+    state.own_stream_ended("t1", resumed=False)
+    assert state.accept_group_event({"type": "done", "turn_id": "t1"})
+
+
+def test_groups_are_joined_once():
+    state = SocketState()
+    assert state.join("g") is True
+    assert state.join("g") is False
