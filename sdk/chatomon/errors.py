@@ -13,6 +13,8 @@ ChatomonError                 base of everything chatomon raises on purpose
 │   └── PermissionDeniedError     the actor may not do this (permission_denied)
 ├── ProviderDependencyError   a provider's optional SDK is not installed (also an ImportError;
 │                             each vendor module has its own subclass naming its extra)
+├── OptionalDependencyError   an optional package of a feature is not installed (also an
+│                             ImportError; `.extra` names the chatomon extra to install)
 ├── ProviderError             a provider call failed; `public_reason` is a stable code
 │   ├── ProviderAuthError            credentials missing or refused    (provider_auth)
 │   ├── ProviderRateLimitError       the vendor throttled the call     (provider_rate_limited)
@@ -48,6 +50,7 @@ __all__ = [
     "ChatomonError",
     "ConfigurationError",
     "NucleusError",
+    "OptionalDependencyError",
     "ProviderAuthError",
     "ProviderBadRequestError",
     "ProviderContextLengthError",
@@ -283,6 +286,26 @@ class ProviderDependencyError(ChatomonError, ImportError):
         )
         self.package = package
         self.extra = extra
+
+
+class OptionalDependencyError(ChatomonError, ImportError):
+    """A feature needs an optional package that is not installed.
+
+    Attributes:
+        package: The import name that failed (e.g. "pandas").
+        extra: The chatomon extra that installs it (``pip install "chatomon[pandas]"``).
+        feature: What needs it, as the message names it (e.g. "report.to_dataframe()").
+    """
+
+    def __init__(self, package: str, extra: str, *, feature: str) -> None:
+        super().__init__(
+            f"{feature} needs the {package!r} package; "
+            f'install it with: pip install "chatomon[{extra}]"',
+            name=package,
+        )
+        self.package = package
+        self.extra = extra
+        self.feature = feature
 
 
 class ProviderError(ChatomonError):

@@ -8,7 +8,7 @@ shapes, which one shared test suite checks.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -33,6 +33,18 @@ class QueryPage:
     rows: list[dict[str, Any]]
     total_count: int
 
+    def _repr_html_(self) -> str:
+        from chatomon.notebook.display import render_html  # noqa: PLC0415 - on first display
+
+        return render_html(self)
+
+    def _repr_mimebundle_(
+        self, include: Container[str] | None = None, exclude: Container[str] | None = None
+    ) -> dict[str, str]:
+        from chatomon.notebook.display import render_mimebundle  # noqa: PLC0415
+
+        return render_mimebundle(self, include, exclude)
+
 
 @dataclass(frozen=True, slots=True)
 class AggregatePage:
@@ -45,6 +57,18 @@ class AggregatePage:
 
     groups: list[dict[str, Any]]
     has_more: bool
+
+    def _repr_html_(self) -> str:
+        from chatomon.notebook.display import render_html  # noqa: PLC0415 - on first display
+
+        return render_html(self)
+
+    def _repr_mimebundle_(
+        self, include: Container[str] | None = None, exclude: Container[str] | None = None
+    ) -> dict[str, str]:
+        from chatomon.notebook.display import render_mimebundle  # noqa: PLC0415
+
+        return render_mimebundle(self, include, exclude)
 
 
 class Backend(Protocol):
