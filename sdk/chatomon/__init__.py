@@ -19,8 +19,15 @@ from chatomon.errors import (
     TurnError,
     TurnStateError,
 )
-from chatomon.events import TextChunk, TurnDone
-from chatomon.nucleus import CallableNucleus, Nucleus, NucleusReply, NucleusRequest
+from chatomon.events import TextChunk, TurnDone, TurnSuspended
+from chatomon.nucleus import (
+    CallableNucleus,
+    Nucleus,
+    NucleusReply,
+    NucleusRequest,
+    NucleusSuspend,
+    StepTiming,
+)
 from chatomon.orbitals import (
     BUILT_IN,
     FunctionOrbital,
@@ -39,6 +46,7 @@ from chatomon.schemas import (
     FinalAction,
     InputDecision,
     Message,
+    NucleusStep,
     OrbitalContext,
     OrbitalResult,
     OutputAttempt,
@@ -46,6 +54,7 @@ from chatomon.schemas import (
     OutputDecisionKind,
     Side,
     TokenUsage,
+    TurnPause,
     TurnReport,
     Verdict,
     VerdictAction,
@@ -89,6 +98,8 @@ __all__ = [
     "NucleusError",
     "NucleusReply",
     "NucleusRequest",
+    "NucleusStep",
+    "NucleusSuspend",
     "Orbital",
     "OrbitalContext",
     "OrbitalOptions",
@@ -101,15 +112,18 @@ __all__ = [
     "PromptInjectionGuard",
     "RegexGuard",
     "Side",
+    "StepTiming",
     "TextChunk",
     "TokenUsage",
     "TopicGuard",
     "Turn",
     "TurnDone",
     "TurnError",
+    "TurnPause",
     "TurnReport",
     "TurnSink",
     "TurnStateError",
+    "TurnSuspended",
     "Verdict",
     "VerdictAction",
     "__version__",

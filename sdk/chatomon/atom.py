@@ -18,11 +18,12 @@ assert result.report.final_action == "orbital_response"
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, get_args
 
 from chatomon._engine.chain import Step, compile_chain
+from chatomon._engine.snapshot import restore_turn
 from chatomon._engine.streaming import release_mode, stream_turn
 from chatomon._engine.sync import run_sync
 from chatomon.errors import ConfigurationError
@@ -36,6 +37,7 @@ from chatomon.schemas import (
     CaptureContent,
     ErrorPolicy,
     Message,
+    TurnPause,
     TurnReport,
 )
 from chatomon.turn import Turn
@@ -219,6 +221,25 @@ class Atom:
         """
         turn = self.begin(text, history=history, conversation_id=conversation_id, turn_id=turn_id)
         return stream_turn(turn, self.nucleus, window=self.stream_window)
+
+    def resume(
+        self, snapshot: Mapping[str, Any], *, pause: TurnPause | None = None
+    ) -> AsyncIterator[Any]:
+        """Continue a suspended turn from its `TurnSuspended.snapshot`, in any process.
+
+        The input chain is not run again; this atom's nucleus continues the reply that was
+        being written, so build the atom with a nucleus restored from the
+        `TurnSuspended.state` it saved (the tool loop's `resume`). Events are those of
+        `stream`, ending with `TurnDone` (one report for the whole turn, `pause` in its
+        `pauses`) or another `TurnSuspended`.
+
+        Raises:
+            TurnStateError: For a snapshot of another atom or snapshot version.
+        """
+        turn, progress = restore_turn(self, snapshot)
+        if pause is not None:
+            turn.record_pause(pause)
+        return stream_turn(turn, self.nucleus, window=self.stream_window, progress=progress)
 
     async def chat(
         self,

@@ -388,9 +388,11 @@ class ToolLoopError(ChatomonError):
     Attributes:
         code: The chat error code, stable for clients.
         public_message: The message a client may show.
+        retry_after_seconds: For "rate_limited", seconds until the budget frees.
     """
 
     MESSAGES: ClassVar[dict[str, str]] = {
+        "rate_limited": "Chat rate limit exceeded. Try again later.",
         "tool_retry_limit": "The assistant could not get a valid answer from the data tools.",
         "mutation_limit": "This message reached its limit of data changes.",
         "turn_limit": "This message reached its limit of assistant steps.",
@@ -400,10 +402,11 @@ class ToolLoopError(ChatomonError):
         ),
     }
 
-    def __init__(self, code: str) -> None:
+    def __init__(self, code: str, *, retry_after_seconds: int | None = None) -> None:
         super().__init__(self.MESSAGES[code])
         self.code = code
         self.public_message = self.MESSAGES[code]
+        self.retry_after_seconds = retry_after_seconds
 
 
 class TurnStateError(ChatomonError, RuntimeError):

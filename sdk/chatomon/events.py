@@ -7,12 +7,13 @@ not know, so events may carry more than the contract's minimum.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from chatomon.schemas import Message, TurnReport
 
-__all__ = ["TextChunk", "TurnDone"]
+__all__ = ["TextChunk", "TurnDone", "TurnSuspended"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,3 +62,22 @@ class TurnDone:
             "final_action": self.report.final_action,
             "reply": self.reply,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class TurnSuspended:
+    """The last event of a turn whose nucleus must wait (for a mutation's confirmation).
+
+    Nothing is reported yet: the turn continues with `Atom.resume(snapshot, state)`, and
+    its one TurnReport is written when it finishes.
+
+    Attributes:
+        snapshot: JSON-ready state of the turn (orbital results, attempts, usage, ...).
+        state: The nucleus' JSON-ready state (`NucleusSuspend.state`).
+        user_message: The user message as history records it (the placeholder when blocked).
+    """
+
+    type: ClassVar[Literal["suspended"]] = "suspended"
+    snapshot: Mapping[str, Any]
+    state: Mapping[str, Any]
+    user_message: str

@@ -3,9 +3,10 @@
 A nucleus receives a `NucleusRequest` (the conversation with blocked messages replaced,
 the user message or the placeholder that stands in for it, and this attempt's guidance)
 and yields events: `TextChunk`s that make up the reply, `TokenUsage` values for the
-model calls it made, other events the surface should see (a tool loop's tool calls, for
-example), and optionally a final `NucleusReply` whose text is the reply when it differs
-from the concatenated chunks.
+model calls it made, `StepTiming`s of its provider rounds and tool calls, other events the
+surface should see (a tool loop's tool calls, for example), and optionally a final
+`NucleusReply` whose text is the reply when it differs from the concatenated chunks, or a
+final `NucleusSuspend` when it must wait for a decision before going on.
 
 Any sync or async callable `(messages: list[Message], guidance: tuple[str, ...]) -> str`
 is a nucleus too (`CallableNucleus`); so is an async generator function of the same
@@ -15,15 +16,23 @@ arguments that yields strings as they are written.
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from chatomon.errors import ConfigurationError
 from chatomon.events import TextChunk
 from chatomon.schemas import Message
 
-__all__ = ["CallableNucleus", "Nucleus", "NucleusReply", "NucleusRequest", "as_nucleus"]
+__all__ = [
+    "CallableNucleus",
+    "Nucleus",
+    "NucleusReply",
+    "NucleusRequest",
+    "NucleusSuspend",
+    "StepTiming",
+    "as_nucleus",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +63,40 @@ class NucleusReply:
     """Optional last event of a nucleus: the complete reply text."""
 
     text: str
+
+
+@dataclass(frozen=True, slots=True)
+class NucleusSuspend:
+    """Last event of a nucleus that must wait (for a confirmation) before it can go on.
+
+    The turn is suspended rather than finished: the atom yields `TurnSuspended` with a
+    snapshot of the turn and this `state`, and `Atom.resume` continues it later, in any
+    process, with a nucleus rebuilt from `state`.
+
+    Attributes:
+        state: JSON-ready data the nucleus needs to continue.
+    """
+
+    state: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class StepTiming:
+    """A timed step of the nucleus, recorded in the TurnReport's `steps`.
+
+    Attributes:
+        kind: "provider_round" or "tool_call".
+        name: The provider's class name, or the tool's name.
+        started: `time.perf_counter()` when the step started.
+        ended: `time.perf_counter()` when it ended.
+        status: The tool result's status, when there is one.
+    """
+
+    kind: Literal["provider_round", "tool_call"]
+    name: str
+    started: float
+    ended: float
+    status: str | None = None
 
 
 @runtime_checkable

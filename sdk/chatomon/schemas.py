@@ -24,6 +24,7 @@ __all__ = [
     "FinalAction",
     "InputDecision",
     "Message",
+    "NucleusStep",
     "OrbitalContext",
     "OrbitalResult",
     "OutputAttempt",
@@ -31,6 +32,7 @@ __all__ = [
     "OutputDecisionKind",
     "Side",
     "TokenUsage",
+    "TurnPause",
     "TurnReport",
     "Verdict",
     "VerdictAction",
@@ -391,6 +393,42 @@ class OutputAttempt(BaseModel):
     one are cancelled and listed here)."""
 
 
+class NucleusStep(BaseModel):
+    """One timed step of the nucleus: a provider round or a tool call (chatomon extension).
+
+    Offsets count the turn's active time (waits for a confirmation excluded), so the steps
+    of a suspended and resumed turn lie on one timeline.
+    """
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    kind: Literal["provider_round", "tool_call"]
+    """What ran."""
+    name: str
+    """The provider's class name, or the tool's name."""
+    started_ms: float
+    """Start, in milliseconds from the start of the turn."""
+    duration_ms: float
+    """How long it took, in milliseconds."""
+    status: str | None = None
+    """The tool result's status ("ok", "error", "executed", "confirmation_required", ...)."""
+
+
+class TurnPause(BaseModel):
+    """The turn waited for a decision on a mutation (chatomon extension)."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    mutation: str
+    """The mutation that waited."""
+    approver: Literal["client", "staff"]
+    """Who was to decide: the end user or a staff member."""
+    waited_seconds: float
+    """From the request for a decision to the decision."""
+    outcome: Literal["approved", "rejected", "expired", "cancelled"]
+    """How it was decided; "expired" when nobody decided in time."""
+
+
 class TurnReport(BaseModel):
     """Audit record of one conversation turn, delivered to on_turn."""
 
@@ -430,3 +468,7 @@ class TurnReport(BaseModel):
     whether an empty text field means "not captured" or a hash."""
     usage: TokenUsage = Field(default_factory=TokenUsage)
     """Tokens used by every model call of the turn, summed (chatomon extension)."""
+    steps: tuple[NucleusStep, ...] = Field(default=())
+    """The nucleus' provider rounds and tool calls, timed (chatomon extension)."""
+    pauses: tuple[TurnPause, ...] = Field(default=())
+    """Waits for a mutation decision, in order (chatomon extension)."""

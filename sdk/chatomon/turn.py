@@ -31,16 +31,18 @@ from chatomon._engine.capture import Capture
 from chatomon._engine.chain import ChainRun, run_chain
 from chatomon._engine.decisions import InputRuling, decide_input, decide_output
 from chatomon.errors import TurnStateError
-from chatomon.nucleus import NucleusRequest
+from chatomon.nucleus import NucleusRequest, StepTiming
 from chatomon.schemas import (
     FinalAction,
     InputDecision,
     Message,
+    NucleusStep,
     OrbitalContext,
     OrbitalResult,
     OutputAttempt,
     OutputDecision,
     TokenUsage,
+    TurnPause,
     TurnReport,
 )
 
@@ -51,7 +53,7 @@ __all__ = ["Turn", "TurnState"]
 
 logger = logging.getLogger("chatomon")
 
-TurnState = Literal["new", "input_checked", "finished"]
+TurnState = Literal["new", "input_checked", "suspended", "finished"]
 
 
 class Turn:
@@ -92,6 +94,9 @@ class Turn:
         self._report: TurnReport | None = None
         self._final_reply: str | None = None
         self._usage = TokenUsage()
+        self._steps: list[NucleusStep] = []
+        self._pauses: list[TurnPause] = []
+        self._suspended = False
         # What history records of the user message: the text, until a block replaces it.
         self._current_message = Message(role="user", content=text)
 
@@ -99,9 +104,15 @@ class Turn:
 
     @property
     def state(self) -> TurnState:
-        """The state of the turn: "new", "input_checked" or "finished"."""
+        """The state of the turn: "new", "input_checked", "suspended" or "finished".
+
+        A suspended turn was saved by `Atom.stream` to be resumed with `Atom.resume`;
+        this object is done with, the restored one carries on.
+        """
         if self._report is not None:
             return "finished"
+        if self._suspended:
+            return "suspended"
         return "new" if self._input is None else "input_checked"
 
     @property
@@ -174,6 +185,22 @@ class Turn:
     def record_usage(self, usage: TokenUsage) -> None:
         """Add the tokens of a model call to the turn's usage (reported in the TurnReport)."""
         self._usage = self._usage + usage
+
+    def record_step(self, timing: StepTiming) -> None:
+        """Add a timed provider round or tool call of the nucleus to the report's steps."""
+        self._steps.append(
+            NucleusStep(
+                kind=timing.kind,
+                name=timing.name,
+                started_ms=(timing.started - self._started) * 1000,
+                duration_ms=(timing.ended - timing.started) * 1000,
+                status=timing.status,
+            )
+        )
+
+    def record_pause(self, pause: TurnPause) -> None:
+        """Add a wait for a mutation decision to the report's pauses."""
+        self._pauses.append(pause)
 
     # -- the steps -----------------------------------------------------------------------
 
@@ -313,6 +340,8 @@ class Turn:
             input_not_run=self._input_not_run,
             capture_content=capture.level,
             usage=self._usage,
+            steps=tuple(self._steps),
+            pauses=tuple(self._pauses),
         )
         if logger.isEnabledFor(logging.INFO):
             logger.info(

@@ -18,15 +18,17 @@ When text already shown is rejected after all, the next chunk carries `reset=Tru
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from chatomon._engine.chain import Step
 from chatomon._engine.closing import close_stream
+from chatomon._engine.snapshot import ReplyProgress, snapshot_turn
 from chatomon.errors import NucleusError
-from chatomon.events import TextChunk, TurnDone
-from chatomon.nucleus import Nucleus, NucleusReply
+from chatomon.events import TextChunk, TurnDone, TurnSuspended
+from chatomon.nucleus import Nucleus, NucleusReply, NucleusSuspend, StepTiming
 from chatomon.schemas import TokenUsage
 
 if TYPE_CHECKING:
@@ -84,63 +86,95 @@ def release_mode(steps: tuple[Step, ...]) -> str:
     return "windowed" if all(member.streaming for member in members) else "buffered"
 
 
-async def stream_turn(turn: Turn, nucleus: Nucleus, *, window: int) -> AsyncIterator[Any]:
-    """Run a whole turn, yielding TextChunk events, the nucleus' own events, then TurnDone."""
+async def stream_turn(
+    turn: Turn, nucleus: Nucleus, *, window: int, progress: ReplyProgress | None = None
+) -> AsyncIterator[Any]:
+    """Run a turn, yielding TextChunk events, the nucleus' own events, then TurnDone.
+
+    With `progress` (a restored turn), the input chain is not run again: the nucleus
+    continues the reply that was being written when the turn suspended. A nucleus that
+    suspends ends the stream with `TurnSuspended` instead of `TurnDone`.
+    """
     try:
-        decision = await turn.check_input()
-        if decision.reply is not None:
-            yield TextChunk(decision.reply)
-            yield await _done(turn, decision.reply)
-            return
-        mode = turn.atom.release_mode
-        guidance = decision.guidance
-        reset = False
-        while True:
-            release = Release(turn, mode=mode, window=window)
-            reply: str | None = None
-            events = nucleus.run(turn.nucleus_request(guidance))
-            try:
-                async for event in events:
-                    if isinstance(event, TextChunk):
-                        shown = await release.feed(event.content)
-                        if shown:
-                            yield TextChunk(shown, reset=reset)
-                            reset = False
-                    elif isinstance(event, NucleusReply):
-                        reply = event.text
-                    elif isinstance(event, TokenUsage):
-                        turn.record_usage(event)
-                    else:
-                        yield event
-            except Exception as error:
-                report = await turn.abort(error)
-                raise NucleusError(
-                    f"the nucleus of atom {turn.atom.name!r} failed with {type(error).__name__}",
-                    report=report,
-                ) from error
-            finally:
-                await close_stream(events)
-            text = release.written if reply is None else reply
-            outcome = await turn.check_output(text)
-            if outcome.kind == "regenerate":
-                guidance = decision.guidance + outcome.guidance
-                reset = reset or bool(release.released)
-                continue
-            if outcome.kind == "replace":
-                assert outcome.text is not None
-                text = outcome.text
-                rest, must_reset = text, bool(release.released)
-            else:
-                rest, must_reset = release.rest_of(text)
-            if rest:
-                yield TextChunk(rest, reset=reset or must_reset)
-            yield await _done(turn, text)
-            return
+        if progress is None:
+            decision = await turn.check_input()
+            if decision.reply is not None:
+                yield TextChunk(decision.reply)
+                yield await _done(turn, decision.reply)
+                return
+            progress = ReplyProgress(guidance=decision.guidance)
+        # aclosing: closing this stream closes the nucleus' stream at once, not at GC.
+        async with contextlib.aclosing(_replies(turn, nucleus, progress, window)) as replies:
+            async for event in replies:
+                yield event
     except BaseException as error:
         # Whatever stops the turn (nucleus failure, cancellation, a closed stream) still
-        # leaves a report; abort() is a no-op when the turn already finished.
-        await turn.abort(error)
+        # leaves a report; abort() is a no-op when the turn already finished. A suspended
+        # turn is reported by the turn that resumes it.
+        if turn.state != "suspended":
+            await turn.abort(error)
         raise
+
+
+async def _replies(
+    turn: Turn, nucleus: Nucleus, progress: ReplyProgress, window: int
+) -> AsyncGenerator[Any]:
+    """Write replies until the output chain settles one (or the nucleus suspends)."""
+    base_guidance = turn.input_decision.guidance if turn.input_decision else ()
+    guidance, reset = progress.guidance, progress.reset
+    release = Release(turn, mode=turn.atom.release_mode, window=window)
+    release.written, release.released = progress.written, progress.released
+    while True:
+        reply: str | None = None
+        events = nucleus.run(turn.nucleus_request(guidance))
+        try:
+            async for event in events:
+                if isinstance(event, TextChunk):
+                    shown = await release.feed(event.content)
+                    if shown:
+                        yield TextChunk(shown, reset=reset)
+                        reset = False
+                elif isinstance(event, NucleusReply):
+                    reply = event.text
+                elif isinstance(event, TokenUsage):
+                    turn.record_usage(event)
+                elif isinstance(event, StepTiming):
+                    turn.record_step(event)
+                elif isinstance(event, NucleusSuspend):
+                    now = ReplyProgress(guidance, reset, release.written, release.released)
+                    yield TurnSuspended(
+                        snapshot=snapshot_turn(turn, now),
+                        state=event.state,
+                        user_message=turn.current_message.content,
+                    )
+                    return
+                else:
+                    yield event
+        except Exception as error:
+            report = await turn.abort(error)
+            raise NucleusError(
+                f"the nucleus of atom {turn.atom.name!r} failed with {type(error).__name__}",
+                report=report,
+            ) from error
+        finally:
+            await close_stream(events)
+        text = release.written if reply is None else reply
+        outcome = await turn.check_output(text)
+        if outcome.kind == "regenerate":
+            guidance = base_guidance + outcome.guidance
+            reset = reset or bool(release.released)
+            release = Release(turn, mode=turn.atom.release_mode, window=window)
+            continue
+        if outcome.kind == "replace":
+            assert outcome.text is not None
+            text = outcome.text
+            rest, must_reset = text, bool(release.released)
+        else:
+            rest, must_reset = release.rest_of(text)
+        if rest:
+            yield TextChunk(rest, reset=reset or must_reset)
+        yield await _done(turn, text)
+        return
 
 
 async def _done(turn: Turn, reply: str) -> TurnDone:

@@ -4,7 +4,9 @@ Each round sends the conversation (and the tool results so far) to the provider,
 its text, and collects its tool calls. Read-only calls of one completion run concurrently,
 their results given back in call order. A completion that asks for `mutate` together with
 any other call is refused before any tool runs (`mutation_batch_unsupported`). A mutation
-that needs approval is handed to the loop's `confirmer` and the turn waits for its answer.
+that needs approval is handed to the loop's `confirmer` and the turn waits for its answer;
+without a confirmer the loop suspends the turn (its state saved as `LoopState`) and a loop
+built with `resume=LoopResume(state, outcome)` continues it once the decision is in.
 
 Limits, as the chat settings define them, end the turn with a `ToolLoopError`:
 `max_retries_per_message` (rounds whose tool results were errors the model had to
@@ -22,22 +24,29 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+import math
+import time
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Collection,
+    Mapping,
+    Sequence,
+)
+from dataclasses import dataclass
 from typing import Any
 
+from chatomon.chat.budget import TurnBudget
 from chatomon.chat.events import ConfirmMutation, ToolCallStarted, ToolResult
-from chatomon.chat.prompts import (
-    NO_ANSWER_RECOVERY,
-    NO_TOOLS_RECOVERY,
-    REJECTED_RESULT,
-    system_prompt,
-)
+from chatomon.chat.loop_state import LoopResume, LoopState, Outcome, PendingCall, declined_result
+from chatomon.chat.prompts import NO_ANSWER_RECOVERY, NO_TOOLS_RECOVERY, system_prompt
 from chatomon.chat.tools.toolset import Toolset
 from chatomon.data.mutations import aexecute_mutation
 from chatomon.errors import ConfigurationError, ToolLoopError
 from chatomon.events import TextChunk
-from chatomon.nucleus import NucleusReply, NucleusRequest
+from chatomon.nucleus import NucleusReply, NucleusRequest, NucleusSuspend, StepTiming
 from chatomon.providers.base import (
     DoneEvent,
     Message,
@@ -88,18 +97,6 @@ class LoopLimits:
         return self.max_retries_per_message + self.max_mutations_per_message + 2
 
 
-@dataclass
-class _TurnState:
-    """What the loop counts while one reply is written."""
-
-    rounds: int = 0
-    retries: int = 0
-    mutations: int = 0
-    tool_calls: int = 0
-    recovered: bool = False
-    messages: list[Message] = field(default_factory=list)
-
-
 class ToolLoop:
     """A nucleus that answers from application data by calling tools.
 
@@ -109,12 +106,17 @@ class ToolLoop:
         actor: Who is asking (row scopes and mutation permissions use it).
         system_prompt: Project instructions appended to the built-in system prompt.
         limits: The per-message limits.
-        confirmer: Decides mutations that need approval; without one such a mutation
-            ends the turn with `confirmation_required_transport`.
+        confirmer: Decides mutations that need approval while the turn waits in this
+            process. Without one, a mutation whose approver is in `suspend_for` suspends
+            the turn (`NucleusSuspend`, resumed with `resume`), and any other ends the
+            turn with `confirmation_required_transport`.
+        suspend_for: The approvers ("client", "staff") whose decisions suspend the turn.
+        resume: Continue a suspended reply with this decision instead of starting one.
         history: The earlier conversation in provider-native form (tool call groups with
             their linked results, a summary as a system message), as a conversation store
             keeps it. When given, it replaces the text history of the atom's request; the
             current user message (or its placeholder) still comes from the request.
+        budget: Consulted before every provider round, told the usage after it.
         audit: Optional hook receiving tool audit events.
         timeout_seconds: Wait for a round's first provider event (default: the provider's).
         stream_timeout_seconds: Wait between provider events (default: the provider's).
@@ -129,7 +131,10 @@ class ToolLoop:
         system_prompt: str = "",
         limits: LoopLimits | None = None,
         confirmer: Confirmer | None = None,
+        suspend_for: Collection[str] = (),
+        resume: LoopResume | None = None,
         history: Sequence[Message] | None = None,
+        budget: TurnBudget | None = None,
         audit: Callable[[str, Any], None] | None = None,
         timeout_seconds: float | None = None,
         stream_timeout_seconds: float | None = None,
@@ -140,7 +145,10 @@ class ToolLoop:
         self.system_prompt = system_prompt
         self.limits = limits or LoopLimits()
         self.confirmer = confirmer
+        self.suspend_for = frozenset(suspend_for)
+        self.resume = resume
         self.history = None if history is None else tuple(history)
+        self.budget = budget
         self.audit = audit
         self.timeout_seconds = timeout_seconds
         self.stream_timeout_seconds = stream_timeout_seconds
@@ -155,15 +163,22 @@ class ToolLoop:
 
     async def run(self, request: NucleusRequest) -> AsyncIterator[Any]:
         """Run provider rounds and tools until the model answers; yield the turn's events."""
-        state = _TurnState(messages=self.initial_messages(request))
         context = self.toolset.context(self.actor, self.audit)
+        if self.resume is None:
+            state = LoopState(messages=self.initial_messages(request))
+        else:
+            state = LoopState.from_dict(self.resume.state)
+            async for event in self._decided(self.resume, state, context):
+                yield event
         while True:
             if state.rounds >= self.limits.total_rounds:
                 raise ToolLoopError("turn_limit")
+            await self._check_budget()
             state.rounds += 1
             # Text of an answer that may still be sent back for recovery is held back.
             hold = self.limits.recover_missing_tool_calls and not state.recovered
             text, calls = [], []
+            started = time.perf_counter()
             # aclosing: a consumer that stops reading closes the provider stream at once.
             async with contextlib.aclosing(self._complete(state.messages)) as events:
                 async for event in events:
@@ -175,6 +190,10 @@ class ToolLoop:
                         calls.append(event)
                     elif isinstance(event, DoneEvent):
                         yield event.usage
+                        if self.budget is not None:
+                            await self.budget.record(event.usage)
+            name = type(self.provider).__name__
+            yield StepTiming("provider_round", name, started, time.perf_counter())
             answer = "".join(text)
             if not calls:
                 recovery = self._recovery(state, answer)
@@ -188,8 +207,17 @@ class ToolLoop:
                 continue
             async for event in self._run_tools(calls, answer, state, context):
                 yield event
+                if isinstance(event, NucleusSuspend):
+                    return
 
-    def _recovery(self, state: _TurnState, answer: str) -> str | None:
+    async def _check_budget(self) -> None:
+        if self.budget is None:
+            return
+        wait = await self.budget.check()
+        if wait is not None:
+            raise ToolLoopError("rate_limited", retry_after_seconds=max(1, math.ceil(wait)))
+
+    def _recovery(self, state: LoopState, answer: str) -> str | None:
         """The recovery prompt this answer calls for, if any (at most once per turn)."""
         if not self.limits.recover_missing_tool_calls or state.recovered:
             return None
@@ -207,50 +235,68 @@ class ToolLoop:
         )
 
     async def _run_tools(
-        self, calls: list[ToolCallEvent], answer: str, state: _TurnState, context: Any
+        self, calls: list[ToolCallEvent], answer: str, state: LoopState, context: Any
     ) -> AsyncIterator[Any]:
         if len(calls) > 1 and any(self.toolset.is_mutation(call.name) for call in calls):
             raise ToolLoopError("mutation_batch_unsupported")
         state.tool_calls += len(calls)
         for call in calls:
             yield ToolCallStarted(id=call.id, name=call.name, args=call.arguments)
+        held = [ToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in calls]
+        started = time.perf_counter()
         if self.toolset.is_mutation(calls[0].name):
             result, pending = await self._mutate(calls[0], state, context)
             if pending is not None:
+                yield StepTiming("tool_call", held[0].name, started, time.perf_counter(), "waiting")
                 yield pending
-                result = await self._decide(pending, state)
-                context.emit(
-                    "mutation_executed", {"mutation": pending.mutation, "status": result["status"]}
+                if self.confirmer is None:
+                    waiting = PendingCall(held[0], answer, pending.mutation, pending.input)
+                    yield NucleusSuspend(state.to_dict(waiting))
+                    return
+                outcome: Outcome = "approved" if await self.confirmer(pending) else "rejected"
+                started = time.perf_counter()
+                result = await self._decision_result(
+                    outcome, pending.mutation, pending.input, state, context
                 )
             results = [result]
         else:
-            # Every call settles before a failure propagates: none keeps running unseen.
-            settled = await asyncio.gather(
-                *(self.toolset.call(call.name, call.arguments, context) for call in calls),
-                return_exceptions=True,
-            )
-            results = []
-            for outcome in settled:
-                if isinstance(outcome, BaseException):
-                    raise outcome
-                results.append(outcome)
-        events = [
-            ToolResult(id=c.id, name=c.name, result=r) for c, r in zip(calls, results, strict=True)
-        ]
-        for event in events:
+            results = await self._read_all(calls, context)
+        ended = time.perf_counter()
+        for done, result in zip(held, results, strict=True):
+            yield StepTiming("tool_call", done.name, started, ended, _status(result))
+        for event in self._record(held, results, answer, state):
             yield event
+
+    async def _read_all(self, calls: list[ToolCallEvent], context: Any) -> list[Any]:
+        # Every call settles before a failure propagates: none keeps running unseen.
+        settled = await asyncio.gather(
+            *(self.toolset.call(call.name, call.arguments, context) for call in calls),
+            return_exceptions=True,
+        )
+        for outcome in settled:
+            if isinstance(outcome, BaseException):
+                raise outcome
+        return list(settled)
+
+    def _record(
+        self, held: list[ToolCall], results: list[Any], answer: str, state: LoopState
+    ) -> list[ToolResult]:
+        """The results' events, counted and added to the next round's messages."""
+        events = [
+            ToolResult(id=c.id, name=c.name, result=r) for c, r in zip(held, results, strict=True)
+        ]
         if any(event.is_error for event in events):
             state.retries += 1
             if state.retries > self.limits.max_retries_per_message:
                 raise ToolLoopError("tool_retry_limit")
-        held = [ToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in calls]
         state.messages.append(Message.assistant(answer, held))
         state.messages += [
             Message.tool_result(c, e.result) for c, e in zip(held, events, strict=True)
         ]
+        return events
 
     async def _mutate(
-        self, call: ToolCallEvent, state: _TurnState, context: Any
+        self, call: ToolCallEvent, state: LoopState, context: Any
     ) -> tuple[dict[str, Any], ConfirmMutation | None]:
         """Run the mutate call: its result, and the confirmation it waits for, if any."""
         if state.mutations >= self.limits.max_mutations_per_message:
@@ -260,23 +306,55 @@ class ToolLoop:
             state.mutations += 1
         if result.get("status") != "confirmation_required":
             return result, None
+        approver = result.get("approver", "client")
+        if self.confirmer is None and approver not in self.suspend_for:
+            raise ToolLoopError("confirmation_required_transport")
         pending = ConfirmMutation(
             id=call.id,
             mutation=result["mutation"],
             input=result["input"],
             preview=result.get("preview"),
-            approver=result.get("approver", "client"),
+            approver=approver,
         )
         return result, pending
 
-    async def _decide(self, pending: ConfirmMutation, state: _TurnState) -> dict[str, Any]:
-        if self.confirmer is None:
-            raise ToolLoopError("confirmation_required_transport")
-        if not await self.confirmer(pending):
-            return {"status": "rejected", "mutation": pending.mutation, "message": REJECTED_RESULT}
-        result = await aexecute_mutation(
-            self.toolset.registry, pending.mutation, dict(pending.input), self.actor
+    async def _decided(
+        self, resume: LoopResume, state: LoopState, context: Any
+    ) -> AsyncIterator[Any]:
+        """The events of the waiting mutation once decided: its result, then the next round."""
+        waiting = resume.pending
+        started = time.perf_counter()
+        result = await self._decision_result(
+            resume.outcome, waiting.mutation, waiting.input, state, context
         )
-        if result.get("status") == "executed":
-            state.mutations += 1
+        yield StepTiming(
+            "tool_call", waiting.call.name, started, time.perf_counter(), _status(result)
+        )
+        for event in self._record([waiting.call], [result], waiting.answer, state):
+            yield event
+
+    async def _decision_result(
+        self,
+        outcome: Outcome,
+        mutation: str,
+        data: Mapping[str, Any],
+        state: LoopState,
+        context: Any,
+    ) -> dict[str, Any]:
+        if outcome != "approved":
+            result = declined_result(mutation, outcome)
+        else:
+            result = await aexecute_mutation(
+                self.toolset.registry, mutation, dict(data), self.actor
+            )
+            if result.get("status") == "executed":
+                state.mutations += 1
+        context.emit("mutation_executed", {"mutation": mutation, "status": result["status"]})
         return result
+
+
+def _status(result: Any) -> str | None:
+    if isinstance(result, Mapping):
+        status = result.get("status")
+        return status if isinstance(status, str) else "ok"
+    return "ok"

@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["NO_ANSWER_RECOVERY", "NO_TOOLS_RECOVERY", "REJECTED_RESULT", "system_prompt"]
+__all__ = [
+    "NO_ANSWER_RECOVERY",
+    "NO_TOOLS_RECOVERY",
+    "REJECTED_RESULT",
+    "TIMED_OUT_RESULT",
+    "system_prompt",
+]
 
 BUILT_IN = (
     "You answer questions about this application's data with the tools. "
@@ -31,6 +37,9 @@ NO_ANSWER_RECOVERY = "Answer the user's question now from the tool results above
 
 REJECTED_RESULT = "The change was rejected and nothing was written. Do not retry it."
 """The tool result the model sees for a rejected mutation."""
+
+TIMED_OUT_RESULT = "Nobody confirmed the change in time, so nothing was written."
+"""The tool result the model sees for a mutation whose confirmation expired."""
 
 
 def system_prompt(project: str, guidance: Sequence[str]) -> str:

@@ -28,42 +28,41 @@ async for event in service.run_turn(user, "Which parts are there?"):
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Collection,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
-from chatomon._engine.closing import close_stream
 from chatomon.atom import Atom
+from chatomon.chat.activity import ActivityListener
+from chatomon.chat.budget import TurnBudget
 from chatomon.chat.context import build_context
-from chatomon.chat.events import ConfirmMutation, ToolCallStarted, ToolResult
 from chatomon.chat.loop import LoopLimits, ToolLoop
-from chatomon.chat.service_events import (
-    GENERIC_ERROR_MESSAGE,
-    TurnItems,
-    confirmation_event,
-    done_event,
-    error_event,
-    text_history,
-)
+from chatomon.chat.loop_state import LoopResume, Outcome
+from chatomon.chat.service_events import TurnItems, error_event, resolved_event, text_history
 from chatomon.chat.store.protocol import ConversationStore
-from chatomon.chat.store.records import Approver, Conversation, Owner, PendingConfirmation
+from chatomon.chat.store.records import Conversation, Owner, PendingConfirmation
 from chatomon.chat.tools.toolset import Toolset
-from chatomon.data.actor import is_authenticated
-from chatomon.errors import NucleusError, ToolLoopError
-from chatomon.events import TextChunk, TurnDone
+from chatomon.chat.turn_driver import EventPublisher, TurnDriver, TurnRun
+from chatomon.data.actor import SimpleActor, is_authenticated
 from chatomon.orbitals.base import Orbital, ParallelGroup
-from chatomon.schemas import CaptureContent, TurnReport
+from chatomon.schemas import CaptureContent, TurnPause
 
 __all__ = ["AtomConfig", "ChatService", "owner_of"]
 
-logger = logging.getLogger(__name__)
-
 UNAVAILABLE = "This confirmation is no longer available."
+SUSPENDING = ("client", "staff")
+"""The approvers whose decisions suspend a turn when the transport can confirm."""
 
 
 @dataclass(frozen=True)
@@ -98,20 +97,6 @@ def owner_of(actor: Any, owner: Owner | None = None) -> Owner:
     raise ValueError("an anonymous actor needs owner=Owner.session(session_key)")
 
 
-@dataclass
-class _Turn:
-    """One running turn: where it is stored and the confirmations it created."""
-
-    owner: Owner
-    conversation: Conversation
-    turn_id: str
-    confirmations: dict[str, PendingConfirmation] = field(default_factory=dict)
-
-    @property
-    def conversation_id(self) -> str:
-        return str(self.conversation.id)
-
-
 class ChatService:
     """Runs chat turns over application data and resolves their confirmations.
 
@@ -126,7 +111,12 @@ class ChatService:
         summarize_after: Older items beyond which the rest is summarized.
         confirm_timeout_seconds: How long a client confirmation stays open.
         staff_approval_timeout_seconds: How long a staff approval stays open.
-        poll_interval_seconds: How often a waiting turn reads its confirmation.
+        listeners: Receive an `Activity` for every observable step of every turn.
+        publisher: Receives the events of turns resumed by a decision or an expiry, for
+            the asker's other connections (a channel group).
+        actor_loader: Rebuilds the asking actor from the conversation owner when someone
+            else resumes the turn (a staff member, an expiry). The default gives a
+            `SimpleActor` with the owner's user id (unauthenticated for a session).
     """
 
     def __init__(
@@ -142,7 +132,9 @@ class ChatService:
         summarize_after: int = 10,
         confirm_timeout_seconds: float = 30,
         staff_approval_timeout_seconds: float = 86400,
-        poll_interval_seconds: float = 0.1,
+        listeners: Sequence[ActivityListener] = (),
+        publisher: EventPublisher | None = None,
+        actor_loader: Callable[[Owner], Awaitable[Any]] | None = None,
     ) -> None:
         self.store = store
         self.provider = provider
@@ -152,8 +144,14 @@ class ChatService:
         self.system_prompt = system_prompt
         self.max_recent_messages = max_recent_messages
         self.summarize_after = summarize_after
-        self.timeouts = {"client": confirm_timeout_seconds, "staff": staff_approval_timeout_seconds}
-        self.poll_interval_seconds = poll_interval_seconds
+        self.actor_loader = actor_loader or _simple_actor
+        self.driver = TurnDriver(
+            store,
+            listeners=tuple(listeners),
+            publisher=publisher,
+            timeouts={"client": confirm_timeout_seconds, "staff": staff_approval_timeout_seconds},
+            is_mutation=toolset.is_mutation,
+        )
 
     async def run_turn(
         self,
@@ -162,14 +160,23 @@ class ChatService:
         conversation_id: str | UUID | None = None,
         *,
         owner: Owner | None = None,
+        budget: TurnBudget | None = None,
+        can_confirm: bool = True,
     ) -> AsyncIterator[dict[str, Any]]:
-        """Run one turn, yielding its events as JSON-ready dicts; the last is done or error.
+        """Run one turn, yielding its events as JSON-ready dicts.
+
+        The last event is `done`, `error`, or `confirm_mutation`: the turn then waits,
+        stored, for `resolve_confirmation` (or expiry) to resume it.
 
         Args:
             actor: Who asks (tool scopes and mutation permissions use it).
             text: The user message.
             conversation_id: The conversation to continue; None starts a new one.
             owner: The conversation owner; default `Owner.user(actor.id)`.
+            budget: The asker's rate-limit budget, checked before every provider round.
+            can_confirm: False for a transport that cannot ask the user (plain HTTP): a
+                client confirmation ends the turn with `confirmation_required_transport`;
+                staff approvals still suspend it.
         """
         who = owner_of(actor, owner)
         conversation = await self._conversation(who, conversation_id)
@@ -182,65 +189,147 @@ class ChatService:
             return
         native = await self._history(who, conversation)
         record = await self.store.start_turn(who, conversation.id)
-        turn = _Turn(who, conversation, record.id)
+        run = TurnRun(who, conversation.id, record.id, actor, text)
+        await self.driver.tell(run, "message_received", text=text)
+        loop = self._loop(
+            actor, budget, history=native, suspend_for=SUSPENDING if can_confirm else ("staff",)
+        )
+        # The orbitals read the conversation as text; the tool loop gets it natively.
+        stream = self._atom(loop).stream(
+            text,
+            history=text_history(native),
+            conversation_id=str(conversation.id),
+            turn_id=run.turn_id,
+        )
         # aclosing: a consumer that stops reading ends the turn now, not at garbage collection.
-        async with contextlib.aclosing(self._stream(turn, actor, text, native)) as events:
+        async with contextlib.aclosing(self.driver.drive(run, stream)) as events:
             async for event in events:
                 yield event
 
-    async def _stream(
-        self, turn: _Turn, actor: Any, text: str, native: list[Any]
-    ) -> AsyncGenerator[dict[str, Any], None]:
-        items, finished = TurnItems(), False
-        atom = self._atom(turn, actor, native)
-        # The orbitals read the conversation as text; the tool loop gets it natively.
-        stream = atom.stream(
-            text,
-            history=text_history(native),
-            conversation_id=turn.conversation_id,
-            turn_id=turn.turn_id,
-        )
+    async def resolve_confirmation(
+        self,
+        actor: Any,
+        confirmation_id: str | UUID,
+        confirmed: bool,
+        decided_by: str | None = None,
+        *,
+        owner: Owner | None = None,
+        reason: str | None = None,
+        budget: TurnBudget | None = None,
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Decide a pending confirmation and continue its turn, yielding the turn's events.
+
+        A client decision (no `decided_by`) is scoped to the actor's conversations and
+        only decides `approver="client"` confirmations; a staff decision passes
+        `decided_by` and decides only `approver="staff"` ones. Exactly one claim wins;
+        every other gets `confirmation_unavailable` (`bad_event` for an id that is not a
+        confirmation id). The winner gets `confirmation_resolved`, then the resumed turn:
+        the mutation's `tool_result` (executed, or rejected), the answer, and `done` —
+        or `error`, or another `confirm_mutation`. Works in any process sharing the store.
+
+        Args:
+            actor: Who decides.
+            confirmation_id: The `id` of the `confirm_mutation` event.
+            confirmed: True approves, False rejects.
+            decided_by: The staff member's label for a staff approval.
+            owner: The client's conversation owner; default `Owner.user(actor.id)`.
+            reason: Why (a rejection's reason), stored with the decision.
+            budget: The decider's rate-limit budget for the resumed provider rounds.
+        """
         try:
-            async for event in stream:
-                if isinstance(event, TurnDone):
-                    await self.store.append_messages(
-                        turn.owner, turn.conversation.id, items.finished(text, event)
-                    )
-                    await self._finish(turn, "completed", event.report)
-                    finished = True
-                    yield done_event(event, turn.conversation_id)
-                    return
-                items.observe(event)
-                wire = await self._wire(turn, event)
-                if wire is not None:
-                    yield wire
-        except NucleusError as error:
-            await self._finish(turn, "aborted", error.report)
-            finished = True
-            yield self._failure(turn, error.__cause__)
-        except Exception as error:
-            logger.exception("chat turn %s failed", turn.turn_id)
-            await self._finish(turn, "aborted", None)
-            finished = True
-            yield self._failure(turn, error)
-        finally:
-            if not finished:  # the consumer stopped reading: the turn ends here
-                await close_stream(stream)
-                await self._finish(turn, "aborted", None)
+            key = (
+                confirmation_id if isinstance(confirmation_id, UUID) else UUID(str(confirmation_id))
+            )
+        except ValueError:
+            yield error_event("bad_event", "This is not a confirmation id.")
+            return
+        staff = decided_by is not None
+        scope = None if staff else owner_of(actor, owner)
+        claimed = await self._claim(key, confirmed, decided_by, scope, reason)
+        if claimed is None:
+            yield error_event("confirmation_unavailable", UNAVAILABLE)
+            return
+        resumer = None if staff else actor
+        async with contextlib.aclosing(self._resume(claimed, resumer, budget)) as events:
+            async for event in events:
+                yield event
 
-    def _atom(self, turn: _Turn, actor: Any, native: list[Any]) -> Atom:
-        async def confirmer(pending: ConfirmMutation) -> bool:
-            return await self._confirm(turn, pending)
+    async def expire_due(self) -> int:
+        """Resolve every expired pending confirmation as rejected and resume its turn.
 
-        loop = ToolLoop(
+        The model is told the change timed out (`confirmation_timed_out`) and answers;
+        the turn's events go to the publisher. Returns how many were resolved.
+        """
+        expired = await self.store.expire_due()
+        for confirmation in expired:
+            async with contextlib.aclosing(self._resume(confirmation, None, None)) as events:
+                async for _event in events:
+                    pass  # published by the driver; nobody waits for them here
+        return len(expired)
+
+    async def _resume(
+        self, confirmation: PendingConfirmation, actor: Any, budget: TurnBudget | None
+    ) -> AsyncGenerator[dict[str, Any]]:
+        state = confirmation.state
+        owner = Owner(**state["owner"])
+        if actor is None:
+            actor = await self.actor_loader(owner)
+        snapshot = state["snapshot"]
+        run = TurnRun(
+            owner,
+            confirmation.conversation_id,
+            confirmation.turn_id,
+            actor,
+            snapshot["text"],
+            items=TurnItems.from_dict(state["items"]),
+            publish=True,
+        )
+        outcome: Outcome = "expired" if confirmation.status == "expired" else confirmation.status  # type: ignore[assignment]
+        await self.driver.tell(
+            run,
+            "confirmation_resolved",
+            id=str(confirmation.id),
+            status=confirmation.status,
+            decided_by=confirmation.decided_by,
+            reason=confirmation.reason,
+        )
+        yield await self.driver.emit(run, resolved_event(confirmation))
+        await self.store.update_turn(run.turn_id, status="running")
+        decided_at = confirmation.decided_at or datetime.now(UTC)
+        pause = TurnPause(
+            mutation=confirmation.mutation,
+            approver=confirmation.approver,
+            waited_seconds=max(0.0, (decided_at - confirmation.created_at).total_seconds()),
+            outcome=outcome,
+        )
+        loop = self._loop(actor, budget, resume=LoopResume(state["loop"], outcome))
+        stream = self._atom(loop).resume(snapshot, pause=pause)
+        async with contextlib.aclosing(self.driver.drive(run, stream)) as events:
+            async for event in events:
+                yield event
+
+    def _loop(
+        self,
+        actor: Any,
+        budget: TurnBudget | None,
+        *,
+        history: list[Any] | None = None,
+        suspend_for: Collection[str] = SUSPENDING,
+        resume: LoopResume | None = None,
+    ) -> ToolLoop:
+        return ToolLoop(
             self.provider,
             self.toolset,
             actor=actor,
             system_prompt=self.system_prompt,
             limits=self.limits,
-            confirmer=confirmer,
-            history=native,
+            suspend_for=suspend_for,
+            resume=resume,
+            history=history,
+            budget=budget,
         )
+
+    def _atom(self, loop: ToolLoop) -> Atom:
         config = self.atom_config
         return Atom(
             config.name,
@@ -250,25 +339,6 @@ class ChatService:
             capture_content=config.capture_content,
             **config.options,
         )
-
-    async def _wire(self, turn: _Turn, event: Any) -> dict[str, Any] | None:
-        if isinstance(event, ConfirmMutation):
-            confirmation = await self._pending(turn, event)
-            return confirmation_event(confirmation, event.preview)
-        if isinstance(event, TextChunk | ToolCallStarted | ToolResult):
-            return {**event.to_dict(), "conversation_id": turn.conversation_id}
-        return None  # nothing else of the engine is part of the event contract
-
-    def _failure(self, turn: _Turn, cause: BaseException | None) -> dict[str, Any]:
-        ids = {"conversation_id": turn.conversation_id, "turn_id": turn.turn_id}
-        if isinstance(cause, ToolLoopError):
-            return error_event(cause.code, cause.public_message, **ids)
-        if cause is not None:
-            logger.error("chat turn %s aborted", turn.turn_id, exc_info=cause)
-        return error_event("chat_error", GENERIC_ERROR_MESSAGE, **ids)
-
-    async def _finish(self, turn: _Turn, status: Any, report: TurnReport | None) -> None:
-        await self.store.update_turn(turn.turn_id, status=status, report=report)
 
     async def _conversation(
         self, owner: Owner, conversation_id: str | UUID | None
@@ -294,101 +364,19 @@ class ChatService:
             await self.store.save_summary(owner, conversation.id, built.summary)
         return list(built.messages)
 
-    async def _pending(self, turn: _Turn, event: ConfirmMutation) -> PendingConfirmation:
-        """The stored confirmation of `event`, created the first time it is needed."""
-        known = turn.confirmations.get(event.id)
-        if known is not None:
-            return known
-        approver: Approver = "staff" if event.approver == "staff" else "client"
-        expires_at = datetime.now(UTC) + timedelta(seconds=self.timeouts[approver])
-        confirmation = await self.store.create_confirmation(
-            turn.owner,
-            turn.conversation.id,
-            turn_id=turn.turn_id,
-            call_id=event.id,
-            mutation=event.mutation,
-            input=event.input,
-            preview=event.preview,
-            approver=approver,
-            expires_at=expires_at,
-            state={"call_id": event.id, "mutation": event.mutation, "input": dict(event.input)},
-        )
-        turn.confirmations[event.id] = confirmation
-        return confirmation
-
-    async def _confirm(self, turn: _Turn, event: ConfirmMutation) -> bool:
-        """The loop's confirmer: wait for the stored decision; True runs the mutation."""
-        confirmation = await self._pending(turn, event)
-        await self.store.update_turn(turn.turn_id, status="awaiting_confirmation")
-        try:
-            return await self._decision(confirmation.id)
-        finally:
-            await self.store.update_turn(turn.turn_id, status="running")
-
-    async def _decision(self, confirmation_id: UUID) -> bool:
-        while True:
-            current = await self.store.get_confirmation(confirmation_id)
-            status = current.status if current is not None else "cancelled"
-            if status == "approved":
-                return True
-            if status == "expired":
-                await self.store.expire_due()  # record the timeout as the final state
-                return False
-            if status != "pending":
-                return False
-            await asyncio.sleep(self.poll_interval_seconds)
-
-    async def resolve_confirmation(
-        self,
-        actor: Any,
-        confirmation_id: str | UUID,
-        confirmed: bool,
-        decided_by: str | None = None,
-        *,
-        owner: Owner | None = None,
-    ) -> AsyncIterator[dict[str, Any]]:
-        """Decide a pending confirmation; the waiting turn continues in its own `run_turn`.
-
-        A client decision (no `decided_by`) is scoped to the actor's conversations and
-        only decides `approver="client"` confirmations; a staff decision passes
-        `decided_by` and decides only `approver="staff"` ones. Exactly one claim wins;
-        every other gets `confirmation_unavailable`. The resumed turn's events flow from
-        the `run_turn` that started it, not from here; resuming after a process restart
-        is not implemented yet.
-
-        Args:
-            actor: Who decides.
-            confirmation_id: The `id` of the `confirm_mutation` event.
-            confirmed: True approves, False rejects.
-            decided_by: The staff member's label for a staff approval.
-            owner: The client's conversation owner; default `Owner.user(actor.id)`.
-        """
-        staff = decided_by is not None
-        scope = None if staff else owner_of(actor, owner)
-        claimed = await self._claim(confirmation_id, confirmed, decided_by, scope)
-        if claimed is None:
-            yield error_event("confirmation_unavailable", UNAVAILABLE)
-            return
-        yield {
-            "type": "confirmation_resolved",
-            "id": str(claimed.id),
-            "status": claimed.status,
-            "conversation_id": str(claimed.conversation_id),
-        }
-
     async def _claim(
         self,
-        confirmation_id: str | UUID,
+        key: UUID,
         confirmed: bool,
         decided_by: str | None,
         scope: Owner | None,
+        reason: str | None,
     ) -> PendingConfirmation | None:
-        try:
-            key = confirmation_id if isinstance(confirmation_id, UUID) else UUID(confirmation_id)
-        except ValueError:
-            return None
         found = await self.store.get_confirmation(key, owner=scope)
         if found is None or found.approver != ("client" if scope is not None else "staff"):
+            return None
+        if found.status == "expired":
+            await self.expire_due()  # the first touch resolves it as timed out
             return None
         if scope is not None:
             decided_by = f"{scope.kind}:{scope.key}"
@@ -397,5 +385,12 @@ class ChatService:
             key,
             decision="approved" if confirmed else "rejected",
             decided_by=decided_by,
+            reason=reason,
             owner=scope,
         )
+
+
+async def _simple_actor(owner: Owner) -> SimpleActor:
+    if owner.kind == "user":
+        return SimpleActor(id=owner.key)
+    return SimpleActor(is_authenticated=False)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,7 @@ __all__ = [
     "confirmation_event",
     "done_event",
     "error_event",
+    "resolved_event",
     "text_history",
 ]
 
@@ -57,6 +58,18 @@ def confirmation_event(confirmation: PendingConfirmation, preview: Any) -> dict[
     }
 
 
+def resolved_event(confirmation: PendingConfirmation) -> dict[str, Any]:
+    """The `confirmation_resolved` event: how a confirmation was decided, and by whom."""
+    return {
+        "type": "confirmation_resolved",
+        "id": str(confirmation.id),
+        "status": confirmation.status,
+        "mutation": confirmation.mutation,
+        "decided_by": confirmation.decided_by,
+        "reason": confirmation.reason,
+    }
+
+
 def text_history(messages: Iterable[ProviderMessage]) -> list[Message]:
     """The built context as user/assistant text, the history the Atom's orbitals read.
 
@@ -86,9 +99,14 @@ def _assistant_text(message: ProviderMessage) -> str:
 
 @dataclass
 class TurnItems:
-    """The conversation items one turn adds, collected from its events."""
+    """The conversation items one turn adds, collected from its events.
+
+    A turn that suspends stores what it has so far (`take_stored`) and saves the open
+    tool call group (`to_dict`), so the turn that resumes it stores only the rest.
+    """
 
     tool_items: list[MessageItem] = field(default_factory=list)
+    user_stored: bool = False
     _calls: list[ToolCall] = field(default_factory=list)
 
     def observe(self, event: object) -> None:
@@ -102,9 +120,43 @@ class TurnItems:
                 self._calls = []
             self.tool_items.append(MessageItem.tool_result(event.id, event.name, event.result))
 
+    def arguments_of(self, call_id: str) -> Mapping[str, Any]:
+        """The arguments of a call of this turn (empty when unknown)."""
+        for item in reversed(self.tool_items):
+            for call in item.tool_calls:
+                if call.id == call_id:
+                    return call.arguments
+        return {}
+
+    def take_stored(self, text: str, user_message: str) -> list[MessageItem]:
+        """The items to store now that the turn suspends; later ones come at its end."""
+        taken = [] if self.user_stored else [_user_item(text, user_message)]
+        taken += self.tool_items
+        self.tool_items, self.user_stored = [], True
+        return taken
+
     def finished(self, text: str, done: TurnDone) -> Sequence[MessageItem]:
-        """Every item of the answered turn: user message, tool rows, the reply."""
+        """Every item of the answered turn not stored yet: user message, tool rows, reply."""
+        reply = [*self.tool_items, MessageItem.assistant(done.reply)]
+        if self.user_stored:
+            return reply
         users = [m for m in done.history if m.role == "user"]
-        stored = users[-1].content if users else text
-        user = MessageItem.user(text) if stored == text else MessageItem.blocked_user(stored)
-        return [user, *self.tool_items, MessageItem.assistant(done.reply)]
+        return [_user_item(text, users[-1].content if users else text), *reply]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form of what a resumed turn needs: the open call group."""
+        calls = [{"id": c.id, "name": c.name, "arguments": dict(c.arguments)} for c in self._calls]
+        return {"user_stored": self.user_stored, "calls": calls}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TurnItems:
+        """The items `to_dict` saved."""
+        calls = [
+            ToolCall(id=c["id"], name=c["name"], arguments=c["arguments"]) for c in data["calls"]
+        ]
+        return cls(user_stored=data["user_stored"], _calls=calls)
+
+
+def _user_item(text: str, stored: str) -> MessageItem:
+    """The user message as stored: the text, or only the placeholder that replaced it."""
+    return MessageItem.user(text) if stored == text else MessageItem.blocked_user(stored)

@@ -1,0 +1,144 @@
+"""What the tool loop counts during a reply, and its JSON form for a suspended turn.
+
+When a mutation waits for a decision the loop suspends: its messages so far, its counters
+and the waiting call are saved (`LoopState.to_dict`) with the pending confirmation, and a
+loop built with `LoopResume` continues from them in any process once the decision is in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from chatomon.chat.prompts import REJECTED_RESULT, TIMED_OUT_RESULT
+from chatomon.providers.base import Message, ToolCall
+
+__all__ = ["LoopResume", "LoopState", "Outcome", "PendingCall", "declined_result"]
+
+Outcome = Literal["approved", "rejected", "expired", "cancelled"]
+"""How a waiting mutation was decided."""
+
+
+@dataclass(frozen=True, slots=True)
+class PendingCall:
+    """The mutate call that waits, with the text the model wrote alongside it."""
+
+    call: ToolCall
+    answer: str
+    mutation: str
+    input: Mapping[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "call": _call_to_dict(self.call),
+            "answer": self.answer,
+            "mutation": self.mutation,
+            "input": dict(self.input),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PendingCall:
+        """The call `to_dict` saved."""
+        return cls(
+            call=_call_from_dict(data["call"]),
+            answer=data["answer"],
+            mutation=data["mutation"],
+            input=dict(data["input"]),
+        )
+
+
+@dataclass
+class LoopState:
+    """What the loop counts while one reply is written."""
+
+    rounds: int = 0
+    retries: int = 0
+    mutations: int = 0
+    tool_calls: int = 0
+    recovered: bool = False
+    messages: list[Message] = field(default_factory=list)
+
+    def to_dict(self, pending: PendingCall) -> dict[str, Any]:
+        """JSON-ready form, with the call that waits."""
+        return {
+            "rounds": self.rounds,
+            "retries": self.retries,
+            "mutations": self.mutations,
+            "tool_calls": self.tool_calls,
+            "recovered": self.recovered,
+            "messages": [_message_to_dict(m) for m in self.messages],
+            "pending": pending.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LoopState:
+        """The state `to_dict` saved (without the pending call)."""
+        return cls(
+            rounds=data["rounds"],
+            retries=data["retries"],
+            mutations=data["mutations"],
+            tool_calls=data["tool_calls"],
+            recovered=data["recovered"],
+            messages=[_message_from_dict(m) for m in data["messages"]],
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class LoopResume:
+    """Where a resumed loop starts: the saved state and the decision on its mutation.
+
+    Attributes:
+        state: `LoopState.to_dict(...)` as saved when the loop suspended.
+        outcome: The decision: "approved" runs the mutation; anything else gives the model
+            the declined result.
+    """
+
+    state: Mapping[str, Any]
+    outcome: Outcome
+
+    @property
+    def pending(self) -> PendingCall:
+        """The call that waited."""
+        return PendingCall.from_dict(self.state["pending"])
+
+
+def declined_result(mutation: str, outcome: Outcome) -> dict[str, Any]:
+    """The tool result the model sees for a mutation that was not approved."""
+    if outcome == "expired":
+        return {
+            "status": "timed_out",
+            "mutation": mutation,
+            "reason": "confirmation_timed_out",
+            "message": TIMED_OUT_RESULT,
+        }
+    return {"status": "rejected", "mutation": mutation, "message": REJECTED_RESULT}
+
+
+def _call_to_dict(call: ToolCall) -> dict[str, Any]:
+    return {"id": call.id, "name": call.name, "arguments": dict(call.arguments)}
+
+
+def _call_from_dict(data: Mapping[str, Any]) -> ToolCall:
+    return ToolCall(id=data["id"], name=data["name"], arguments=dict(data["arguments"]))
+
+
+def _message_to_dict(message: Message) -> dict[str, Any]:
+    return {
+        "role": message.role,
+        "content": message.content,
+        "tool_calls": [_call_to_dict(c) for c in message.tool_calls],
+        "tool_call_id": message.tool_call_id,
+        "name": message.name,
+    }
+
+
+def _message_from_dict(data: Mapping[str, Any]) -> Message:
+    return Message(
+        role=data["role"],
+        content=data["content"],
+        tool_calls=tuple(_call_from_dict(c) for c in data["tool_calls"]),
+        tool_call_id=data["tool_call_id"],
+        name=data["name"],
+    )

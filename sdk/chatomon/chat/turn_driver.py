@@ -1,0 +1,223 @@
+"""Driving one turn's engine events into wire events, stored rows and activities.
+
+`ChatService` starts and resumes turns; this module does what every turn does with the
+atom's events, wherever it started: stream the contract's events (each with the
+conversation and turn ids), keep the conversation items, store the confirmation of a
+turn that suspends, record how the turn ended, and tell listeners and the publisher.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from uuid import UUID
+
+from chatomon._engine.closing import close_stream
+from chatomon.chat.activity import Activity, ActivityKind, ActivityListener, deliver
+from chatomon.chat.events import ConfirmMutation, ToolCallStarted, ToolResult
+from chatomon.chat.service_events import (
+    GENERIC_ERROR_MESSAGE,
+    TurnItems,
+    confirmation_event,
+    done_event,
+    error_event,
+)
+from chatomon.chat.store.protocol import ConversationStore
+from chatomon.chat.store.records import Approver, Owner, TurnStatus
+from chatomon.errors import NucleusError, ToolLoopError
+from chatomon.events import TextChunk, TurnDone, TurnSuspended
+from chatomon.schemas import TurnReport
+
+__all__ = ["EventPublisher", "TurnDriver", "TurnRun"]
+
+logger = logging.getLogger("chatomon.chat.service")
+
+EventPublisher = Callable[[dict[str, Any]], Awaitable[None]]
+"""Receives the events of turns resumed by someone other than the asker (a channel group)."""
+
+
+@dataclass
+class TurnRun:
+    """One turn being driven: who asked, where it is stored, what it collected."""
+
+    owner: Owner
+    conversation_id: UUID
+    turn_id: str
+    actor: Any
+    text: str
+    items: TurnItems = field(default_factory=TurnItems)
+    publish: bool = False
+    pending: ConfirmMutation | None = None
+
+    @property
+    def ids(self) -> dict[str, str]:
+        """The ids every event of the turn carries."""
+        return {"conversation_id": str(self.conversation_id), "turn_id": self.turn_id}
+
+
+class TurnDriver:
+    """Turns the atom's events of one turn into the service's events and records."""
+
+    def __init__(
+        self,
+        store: ConversationStore,
+        *,
+        listeners: tuple[ActivityListener, ...],
+        publisher: EventPublisher | None,
+        timeouts: Mapping[str, float],
+        is_mutation: Callable[[str], bool],
+    ) -> None:
+        self.store = store
+        self.listeners = listeners
+        self.publisher = publisher
+        self.timeouts = timeouts
+        self.is_mutation = is_mutation
+
+    async def tell(self, run: TurnRun, kind: ActivityKind, **payload: Any) -> None:
+        """Deliver an activity of `run` to the listeners."""
+        if self.listeners:
+            activity = Activity(kind, str(run.conversation_id), run.turn_id, run.actor, payload)
+            await deliver(self.listeners, activity)
+
+    async def drive(
+        self, run: TurnRun, stream: AsyncIterator[Any]
+    ) -> AsyncGenerator[dict[str, Any]]:
+        """Yield the wire events of `stream`; the last is done, error or confirm_mutation."""
+        finished = False
+        try:
+            async for event in stream:
+                if isinstance(event, TurnDone | TurnSuspended):
+                    finished = True
+                    ending = self._completed if isinstance(event, TurnDone) else self._suspended
+                    yield await self.emit(run, await ending(run, event))  # type: ignore[arg-type]
+                    return
+                wire = await self._observe(run, event)
+                if wire is not None:
+                    yield await self.emit(run, wire)
+        except NucleusError as error:
+            finished = True
+            yield await self.emit(run, await self._aborted(run, error.report, error.__cause__))
+        except Exception as error:
+            logger.exception("chat turn %s failed", run.turn_id)
+            finished = True
+            yield await self.emit(run, await self._aborted(run, None, error))
+        finally:
+            if not finished:  # the consumer stopped reading: the turn ends here
+                await close_stream(stream)
+                await self._finish(run, "aborted", None)
+
+    async def emit(self, run: TurnRun, event: dict[str, Any]) -> dict[str, Any]:
+        """`event` with the turn's ids, published first when the turn is a resumed one."""
+        event = {**event, **run.ids}
+        if run.publish and self.publisher is not None:
+            try:
+                await self.publisher(event)
+            except Exception as error:  # noqa: BLE001 - a lost push never breaks the turn
+                logger.error("publishing an event of turn %s failed: %s", run.turn_id, error)
+        return event
+
+    async def _observe(self, run: TurnRun, event: Any) -> dict[str, Any] | None:
+        if isinstance(event, ConfirmMutation):
+            run.pending = event  # sent as confirm_mutation once stored, at the suspension
+            return None
+        if isinstance(event, ToolCallStarted | ToolResult):
+            run.items.observe(event)
+        if isinstance(event, ToolResult):
+            await self._tool_activity(run, event)
+        if isinstance(event, TextChunk | ToolCallStarted | ToolResult):
+            return event.to_dict()
+        return None  # nothing else of the engine is part of the event contract
+
+    async def _tool_activity(self, run: TurnRun, event: ToolResult) -> None:
+        args = run.items.arguments_of(event.id)
+        await self.tell(
+            run, "tool_called", id=event.id, name=event.name, args=args, result=event.result
+        )
+        if self.is_mutation(event.name) and isinstance(event.result, Mapping):
+            await self.tell(
+                run,
+                "mutation_executed",
+                id=event.id,
+                mutation=event.result.get("mutation", args.get("mutation")),
+                input=args.get("input", {}),
+                result=event.result,
+            )
+
+    async def _completed(self, run: TurnRun, done: TurnDone) -> dict[str, Any]:
+        items = run.items.finished(run.text, done)
+        await self.store.append_messages(run.owner, run.conversation_id, items)
+        await self._finish(run, "completed", done.report)
+        await self.tell(
+            run, "assistant_message", text=done.reply, final_action=done.report.final_action
+        )
+        return done_event(done, str(run.conversation_id))
+
+    async def _suspended(self, run: TurnRun, suspended: TurnSuspended) -> dict[str, Any]:
+        pending = run.pending
+        if pending is None:
+            raise RuntimeError("the nucleus suspended without asking for a confirmation")
+        approver: Approver = "staff" if pending.approver == "staff" else "client"
+        expires_at = datetime.now(UTC) + timedelta(seconds=self.timeouts[approver])
+        stored = run.items.take_stored(run.text, suspended.user_message)
+        state = {
+            "owner": {"kind": run.owner.kind, "key": run.owner.key},
+            "snapshot": dict(suspended.snapshot),
+            "loop": dict(suspended.state),
+            "items": run.items.to_dict(),
+        }
+        confirmation = await self.store.create_confirmation(
+            run.owner,
+            run.conversation_id,
+            turn_id=run.turn_id,
+            call_id=pending.id,
+            mutation=pending.mutation,
+            input=pending.input,
+            preview=pending.preview,
+            approver=approver,
+            expires_at=expires_at,
+            state=state,
+        )
+        if stored:
+            await self.store.append_messages(run.owner, run.conversation_id, stored)
+        await self.store.update_turn(run.turn_id, status="awaiting_confirmation")
+        await self.tell(
+            run,
+            "confirmation_requested",
+            id=str(confirmation.id),
+            mutation=confirmation.mutation,
+            input=dict(confirmation.input),
+            approver=approver,
+            expires_at=confirmation.expires_at.isoformat(),
+        )
+        return confirmation_event(confirmation, pending.preview)
+
+    async def _aborted(
+        self, run: TurnRun, report: TurnReport | None, cause: BaseException | None
+    ) -> dict[str, Any]:
+        await self._finish(run, "aborted", report)
+        if isinstance(cause, ToolLoopError):
+            extra = {}
+            if cause.retry_after_seconds is not None:
+                extra["retry_after_seconds"] = cause.retry_after_seconds
+            event = error_event(cause.code, cause.public_message, **extra)
+        else:
+            if cause is not None:
+                logger.error("chat turn %s aborted", run.turn_id, exc_info=cause)
+            event = error_event("chat_error", GENERIC_ERROR_MESSAGE)
+        await self.tell(run, "error", code=event["code"], message=event["message"], exception=cause)
+        return event
+
+    async def _finish(self, run: TurnRun, status: TurnStatus, report: TurnReport | None) -> None:
+        await self.store.update_turn(run.turn_id, status=status, report=report)
+        await self.tell(
+            run,
+            "turn_finished",
+            status=status,
+            final_action=None if report is None else report.final_action,
+            duration_ms=None if report is None else report.duration_ms,
+            usage=None if report is None else report.usage.model_dump(),
+            report=report,
+        )

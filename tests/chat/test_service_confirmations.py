@@ -1,0 +1,393 @@
+"""Suspended turns: a mutation waits, stored, and its turn resumes wherever it is decided."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+from uuid import UUID
+
+import pytest
+
+from chatomon import Blocklist, TokenUsage
+from chatomon.chat.activity import Activity
+from chatomon.chat.service import AtomConfig, ChatService
+from chatomon.chat.store import ConversationStore, Owner
+from chatomon.data.actor import SimpleActor
+from chatomon.providers import ScriptedProvider
+from chatomon.providers.testing import tool_call
+
+from .services import (
+    OTHER,
+    RENAME,
+    STAFF,
+    USER,
+    collect,
+    confirm_settings,
+    rename_script,
+    service,
+)
+
+pytestmark = pytest.mark.usefixtures("close_worker_connections")
+
+IRON = {"material_id": 1, "name": "Iron"}
+
+
+async def suspended_turn(chat: ChatService, text: str = "Rename steel to iron") -> dict[str, Any]:
+    """Run a turn up to its confirm_mutation event; return that event."""
+    events = await collect(chat.run_turn(USER, text))
+    assert [e["type"] for e in events] == ["tool_call", "confirm_mutation"]
+    return events[-1]
+
+
+@pytest.mark.parametrize("confirmed", [True, False])
+async def test_a_client_decision_resumes_the_suspended_turn(
+    store: ConversationStore, confirmed: bool
+) -> None:
+    log: list[dict[str, Any]] = []
+    chat = service(store, rename_script(), log=log, settings=confirm_settings())
+    pending = await suspended_turn(chat)
+    assert pending["mutation"] == "renameMaterial" and pending["input"] == IRON
+    assert pending["approver"] == "client" and log == []
+    turn = await store.get_turn(pending["turn_id"])
+    assert turn is not None and turn.status == "awaiting_confirmation"
+
+    events = await collect(chat.resolve_confirmation(USER, pending["id"], confirmed))
+    status = "approved" if confirmed else "rejected"
+    assert [e["type"] for e in events] == [
+        "confirmation_resolved",
+        "tool_result",
+        "text_chunk",
+        "done",
+    ]
+    assert events[0]["id"] == pending["id"] and events[0]["status"] == status
+    assert events[0]["decided_by"] == "user:7"
+    assert events[1]["result"]["status"] == ("executed" if confirmed else "rejected")
+    assert all(e["turn_id"] == pending["turn_id"] for e in events)
+    assert log == ([IRON] if confirmed else [])
+    turn = await store.get_turn(pending["turn_id"])
+    assert turn is not None and turn.status == "completed"
+    stored = await store.messages(Owner.user(7), UUID(pending["conversation_id"]))
+    assert [m.item.kind for m in stored] == ["user", "tool_calls", "tool_result", "assistant"]
+    again = await collect(chat.resolve_confirmation(USER, pending["id"], True))
+    assert [e["code"] for e in again] == ["confirmation_unavailable"]
+    assert len(log) == (1 if confirmed else 0)
+
+
+async def test_one_report_covers_the_whole_turn_with_its_pause(store: ConversationStore) -> None:
+    provider = ScriptedProvider(
+        [
+            [RENAME, TokenUsage(input_tokens=10, output_tokens=2)],
+            ["Done.", TokenUsage(input_tokens=20)],
+        ]
+    )
+    reports: list[Any] = []
+    config = AtomConfig(input=[Blocklist(["password"])], options={"on_turn": [reports.append]})
+    chat = service(store, provider, settings=confirm_settings(), atom_config=config)
+    pending = await suspended_turn(chat)
+    assert reports == []  # a suspended turn is not reported yet
+    await collect(chat.resolve_confirmation(USER, pending["id"], True))
+    (report,) = reports
+    assert report.turn_id == pending["turn_id"]
+    assert [r.kind for r in report.input] == ["Blocklist"]  # from before the pause
+    assert report.usage == TokenUsage(input_tokens=30, output_tokens=2)
+    (pause,) = report.pauses
+    assert (pause.mutation, pause.approver, pause.outcome) == (
+        "renameMaterial",
+        "client",
+        "approved",
+    )
+    assert pause.waited_seconds >= 0
+    kinds = [(s.kind, s.name, s.status) for s in report.steps]
+    assert kinds == [
+        ("provider_round", "ScriptedProvider", None),
+        ("tool_call", "mutate", "waiting"),
+        ("tool_call", "mutate", "executed"),
+        ("provider_round", "ScriptedProvider", None),
+    ]
+    turn = await store.get_turn(pending["turn_id"])
+    assert turn is not None and turn.report is not None
+    assert turn.report["pauses"][0]["outcome"] == "approved"
+
+
+async def test_a_fresh_service_resumes_a_turn_another_one_suspended(
+    store: ConversationStore,
+) -> None:
+    log: list[dict[str, Any]] = []
+    first = service(store, ScriptedProvider([[RENAME]]), settings=confirm_settings())
+    pending = await suspended_turn(first)
+    del first  # nothing of the first service is needed: the state is in the store
+    fresh = service(store, ScriptedProvider([["Renamed."]]), log=log, settings=confirm_settings())
+    events = await collect(fresh.resolve_confirmation(USER, pending["id"], True))
+    assert events[-1]["type"] == "done" and events[-1]["reply"] == "Renamed."
+    assert log == [IRON]
+
+
+async def test_an_expired_confirmation_resumes_as_timed_out(store: ConversationStore) -> None:
+    log: list[dict[str, Any]] = []
+    published: list[dict[str, Any]] = []
+
+    async def publish(event: dict[str, Any]) -> None:
+        published.append(event)
+
+    chat = service(
+        store,
+        rename_script("Nothing was changed."),
+        log=log,
+        settings=confirm_settings(),
+        confirm_timeout_seconds=0.05,
+        publisher=publish,
+    )
+    pending = await suspended_turn(chat)
+    await asyncio.sleep(0.1)
+    assert await chat.expire_due() == 1
+    assert [e["type"] for e in published] == [
+        "confirmation_resolved",
+        "tool_result",
+        "text_chunk",
+        "done",
+    ]
+    assert published[0]["status"] == "expired"
+    assert published[0]["reason"] == "confirmation_timed_out"
+    assert published[1]["result"]["status"] == "timed_out"
+    assert log == []
+    confirmation = await store.get_confirmation(UUID(pending["id"]))
+    assert confirmation is not None and confirmation.status == "expired"
+    turn = await store.get_turn(pending["turn_id"])
+    assert turn is not None and turn.status == "completed"
+    assert turn.report is not None and turn.report["pauses"][0]["outcome"] == "expired"
+    assert await chat.expire_due() == 0
+
+
+async def test_deciding_an_expired_confirmation_is_refused_and_resolves_it(
+    store: ConversationStore,
+) -> None:
+    published: list[dict[str, Any]] = []
+
+    async def publish(event: dict[str, Any]) -> None:
+        published.append(event)
+
+    chat = service(
+        store,
+        rename_script(),
+        settings=confirm_settings(),
+        confirm_timeout_seconds=0.05,
+        publisher=publish,
+    )
+    pending = await suspended_turn(chat)
+    await asyncio.sleep(0.1)
+    late = await collect(chat.resolve_confirmation(USER, pending["id"], True))
+    assert [e["code"] for e in late] == ["confirmation_unavailable"]
+    assert published[-1]["type"] == "done"  # the first touch resumed it as timed out
+    turn = await store.get_turn(pending["turn_id"])
+    assert turn is not None and turn.status == "completed"
+
+
+async def test_a_staff_approval_is_decided_by_staff_for_the_asking_user(
+    store: ConversationStore,
+) -> None:
+    log: list[dict[str, Any]] = []
+    loaded: list[Owner] = []
+
+    async def load_actor(owner: Owner) -> SimpleActor:
+        loaded.append(owner)
+        return SimpleActor(id=int(owner.key))
+
+    chat = service(
+        store,
+        rename_script(),
+        log=log,
+        settings=confirm_settings(staff=True),
+        actor_loader=load_actor,
+    )
+    pending = await suspended_turn(chat)
+    assert pending["approver"] == "staff"
+    refused = await collect(chat.resolve_confirmation(USER, pending["id"], True))
+    assert [e["code"] for e in refused] == ["confirmation_unavailable"]
+    events = await collect(
+        chat.resolve_confirmation(STAFF, pending["id"], True, decided_by="staff:admin")
+    )
+    assert events[0]["decided_by"] == "staff:admin" and events[-1]["type"] == "done"
+    assert loaded == [Owner.user(7)] and log == [IRON]
+    confirmation = await store.get_confirmation(UUID(pending["id"]))
+    assert confirmation is not None and confirmation.decided_by == "staff:admin"
+
+
+async def test_a_rejection_keeps_its_reason(store: ConversationStore) -> None:
+    chat = service(store, rename_script(), settings=confirm_settings(staff=True))
+    pending = await suspended_turn(chat)
+    events = await collect(
+        chat.resolve_confirmation(
+            STAFF, pending["id"], False, decided_by="staff:admin", reason="Wrong material"
+        )
+    )
+    assert events[0]["status"] == "rejected" and events[0]["reason"] == "Wrong material"
+    confirmation = await store.get_confirmation(UUID(pending["id"]))
+    assert confirmation is not None and confirmation.reason == "Wrong material"
+
+
+async def test_another_owner_cannot_decide(store: ConversationStore) -> None:
+    log: list[dict[str, Any]] = []
+    chat = service(store, rename_script(), log=log, settings=confirm_settings())
+    pending = await suspended_turn(chat)
+    foreign = await collect(chat.resolve_confirmation(OTHER, pending["id"], True))
+    assert [e["code"] for e in foreign] == ["confirmation_unavailable"] and log == []
+    events = await collect(chat.resolve_confirmation(USER, pending["id"], True))
+    assert events[-1]["type"] == "done" and log == [IRON]
+
+
+async def test_a_malformed_confirmation_id_is_a_bad_event(store: ConversationStore) -> None:
+    chat = service(store, rename_script(), settings=confirm_settings())
+    events = await collect(chat.resolve_confirmation(USER, "call-1", True))
+    assert [(e["type"], e["code"]) for e in events] == [("error", "bad_event")]
+
+
+async def test_two_concurrent_claimers_run_the_mutation_once(store: ConversationStore) -> None:
+    log: list[dict[str, Any]] = []
+    provider = ScriptedProvider([[RENAME], ["Done."], ["Done."]])
+    chat = service(store, provider, log=log, settings=confirm_settings())
+    pending = await suspended_turn(chat)
+    outcomes = await asyncio.gather(
+        collect(chat.resolve_confirmation(USER, pending["id"], True)),
+        collect(chat.resolve_confirmation(USER, pending["id"], True)),
+    )
+    firsts = sorted(events[0]["type"] for events in outcomes)
+    assert firsts == ["confirmation_resolved", "error"]
+    assert log == [IRON]
+
+
+async def test_a_transport_that_cannot_confirm_ends_the_turn(store: ConversationStore) -> None:
+    chat = service(store, rename_script(), settings=confirm_settings())
+    events = await collect(chat.run_turn(USER, "Rename steel", can_confirm=False))
+    assert [e["type"] for e in events] == ["tool_call", "error"]
+    assert events[-1]["code"] == "confirmation_required_transport"
+    assert await store.list_pending() == []
+    turn = await store.get_turn(events[-1]["turn_id"])
+    assert turn is not None and turn.status == "aborted"
+
+
+async def test_a_staff_approval_suspends_even_without_client_confirmations(
+    store: ConversationStore,
+) -> None:
+    chat = service(store, rename_script(), settings=confirm_settings(staff=True))
+    events = await collect(chat.run_turn(USER, "Rename steel", can_confirm=False))
+    assert events[-1]["type"] == "confirm_mutation" and events[-1]["approver"] == "staff"
+
+
+async def test_a_resumed_turn_can_wait_for_a_second_mutation(store: ConversationStore) -> None:
+    second = tool_call(
+        "mutate", {"mutation": "renameMaterial", "input": {"material_id": 2, "name": "Tin"}}
+    )
+    log: list[dict[str, Any]] = []
+    reports: list[Any] = []
+    chat = service(
+        store,
+        ScriptedProvider([[RENAME], [second], ["Both renamed."]]),
+        log=log,
+        settings=confirm_settings(),
+        atom_config=AtomConfig(options={"on_turn": [reports.append]}),
+    )
+    pending = await suspended_turn(chat)
+    middle = await collect(chat.resolve_confirmation(USER, pending["id"], True))
+    assert [e["type"] for e in middle][-2:] == ["tool_call", "confirm_mutation"]
+    assert middle[-1]["id"] != pending["id"] and reports == []
+    last = await collect(chat.resolve_confirmation(USER, middle[-1]["id"], True))
+    assert last[-1]["reply"] == "Both renamed."
+    assert log == [IRON, {"material_id": 2, "name": "Tin"}]
+    (report,) = reports
+    assert [p.outcome for p in report.pauses] == ["approved", "approved"]
+    stored = await store.messages(Owner.user(7), UUID(pending["conversation_id"]))
+    assert [m.item.kind for m in stored] == [
+        "user",
+        "tool_calls",
+        "tool_result",
+        "tool_calls",
+        "tool_result",
+        "assistant",
+    ]
+
+
+async def test_output_orbitals_check_the_answer_written_after_the_pause(
+    store: ConversationStore,
+) -> None:
+    provider = ScriptedProvider([[RENAME], ["The secret is Iron."], ["Renamed it."]])
+    config = AtomConfig(output=[Blocklist(["secret"], guidance="Do not say secret.")])
+    chat = service(store, provider, settings=confirm_settings(), atom_config=config)
+    pending = await suspended_turn(chat)
+    events = await collect(chat.resolve_confirmation(USER, pending["id"], True))
+    assert events[-1]["reply"] == "Renamed it."
+    turn = await store.get_turn(pending["turn_id"])
+    assert turn is not None and turn.report is not None
+    assert [a["decision"] for a in turn.report["output"]] == ["regenerate", "accept"]
+
+
+async def test_listeners_hear_every_step_and_a_failing_one_is_harmless(
+    store: ConversationStore,
+) -> None:
+    heard: list[Activity] = []
+
+    def broken(activity: Activity) -> None:
+        raise RuntimeError("listener bug")
+
+    chat = service(
+        store, rename_script(), settings=confirm_settings(), listeners=[broken, heard.append]
+    )
+    pending = await suspended_turn(chat)
+    await collect(chat.resolve_confirmation(USER, pending["id"], True))
+    assert [a.kind for a in heard] == [
+        "message_received",
+        "confirmation_requested",
+        "confirmation_resolved",
+        "tool_called",
+        "mutation_executed",
+        "turn_finished",
+        "assistant_message",
+    ]
+    executed = next(a for a in heard if a.kind == "mutation_executed")
+    assert executed.payload["mutation"] == "renameMaterial"
+    assert executed.payload["input"] == IRON
+    assert executed.payload["result"]["status"] == "executed"
+    assert all(a.turn_id == pending["turn_id"] for a in heard)
+    assert heard[0].actor is USER
+
+
+class Budget:
+    """A TurnBudget that frees after `wait` seconds once `allowed` rounds ran."""
+
+    def __init__(self, allowed: int, wait: float) -> None:
+        self.allowed, self.wait = allowed, wait
+        self.recorded: list[TokenUsage] = []
+
+    async def check(self) -> float | None:
+        return None if len(self.recorded) < self.allowed else self.wait
+
+    async def record(self, usage: TokenUsage) -> None:
+        self.recorded.append(usage)
+
+
+async def test_an_exhausted_budget_ends_the_turn_rate_limited(store: ConversationStore) -> None:
+    provider = ScriptedProvider([[tool_call("search_managers", {"query": "parts"})], ["never"]])
+    budget = Budget(allowed=1, wait=29.2)
+    chat = service(store, provider)
+    events = await collect(chat.run_turn(USER, "Which parts?", budget=budget))
+    error = events[-1]
+    assert (error["code"], error["retry_after_seconds"]) == ("rate_limited", 30)
+    assert error["message"] == "Chat rate limit exceeded. Try again later."
+    assert len(budget.recorded) == 1
+
+
+async def test_expiry_uses_the_staff_timeout_for_staff_approvals(
+    store: ConversationStore,
+) -> None:
+    chat = service(
+        store,
+        rename_script(),
+        settings=confirm_settings(staff=True),
+        confirm_timeout_seconds=1,
+        staff_approval_timeout_seconds=3600,
+    )
+    pending = await suspended_turn(chat)
+    confirmation = await store.get_confirmation(UUID(pending["id"]))
+    assert confirmation is not None
+    lifetime = confirmation.expires_at - confirmation.created_at
+    assert timedelta(seconds=3590) < lifetime <= timedelta(seconds=3600)
