@@ -1,0 +1,83 @@
+"""A staff member's own conversation as the Chat screen shows it: messages and tool cards."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import UUID
+
+from chatomon.chat.store.records import Owner
+from chatomon.django.models import ChatMessage, Conversation, PendingConfirmation
+
+__all__ = ["ChatEntry", "ToolCard", "chat_entries", "conversations_of", "owned_conversation"]
+
+
+@dataclass
+class ToolCard:
+    """One tool call and, once it ran, its result."""
+
+    call_id: str
+    name: str
+    arguments: Any
+    result: Any = None
+    has_result: bool = False
+
+
+@dataclass
+class ChatEntry:
+    """A message bubble, or a group of tool cards."""
+
+    kind: str  # "user", "assistant" or "tools"
+    text: str = ""
+    blocked: bool = False
+    tools: list[ToolCard] = field(default_factory=list)
+
+
+def owner_of_user(user: Any) -> Owner:
+    """The owner of a staff member's console conversations: the user, as for end users."""
+    return Owner.user(user.pk)
+
+
+def conversations_of(user: Any) -> list[Conversation]:
+    """The user's conversations, most recently updated first."""
+    owner = owner_of_user(user)
+    mine = Conversation.objects.filter(owner_kind=owner.kind, owner_key=owner.key)
+    return list(mine.order_by("-updated_at")[:100])
+
+
+def owned_conversation(user: Any, conversation_id: UUID) -> Conversation | None:
+    """The user's conversation, or None when unknown or someone else's."""
+    owner = owner_of_user(user)
+    return Conversation.objects.filter(
+        pk=conversation_id, owner_kind=owner.kind, owner_key=owner.key
+    ).first()
+
+
+def chat_entries(conversation: Conversation) -> list[ChatEntry]:
+    """The conversation's items as bubbles, tool results folded into their call's card."""
+    entries: list[ChatEntry] = []
+    cards: dict[str, ToolCard] = {}
+    for row in ChatMessage.objects.filter(conversation=conversation).order_by("position"):
+        if row.kind == "tool_calls":
+            group = [
+                ToolCard(str(c.get("id")), str(c.get("name")), c.get("arguments"))
+                for c in row.tool_calls or ()
+            ]
+            cards.update((card.call_id, card) for card in group)
+            entries.append(ChatEntry("tools", tools=group))
+        elif row.kind == "tool_result":
+            card = cards.get(row.call_id or "")
+            if card is not None:
+                card.result, card.has_result = row.result, True
+        else:
+            entries.append(ChatEntry(row.kind, text=row.content, blocked=row.blocked))
+    return entries
+
+
+def pending_confirmations(conversation: Conversation) -> list[PendingConfirmation]:
+    """The conversation's undecided confirmations, oldest first."""
+    return list(
+        PendingConfirmation.objects.filter(conversation=conversation, status="pending").order_by(
+            "created_at"
+        )
+    )

@@ -1,0 +1,48 @@
+"""A staff decision on a confirmation: the atomic claim through ChatService, then the resumed turn.
+
+`ChatService.resolve_confirmation` claims the confirmation in one conditional update: one
+decider wins and runs the resumed turn (whose events also reach the conversation's
+channel group); everyone else gets ``confirmation_unavailable`` and the row as it now is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from chatomon.django.models import PendingConfirmation
+
+from .live import announce_approvals_changed
+from .service import console_chat_service, staff_label
+
+__all__ = ["DecisionOutcome", "decide"]
+
+
+@dataclass(frozen=True)
+class DecisionOutcome:
+    """What happened to one decision."""
+
+    won: bool
+    confirmation: PendingConfirmation  # as stored after the decision (the winner's, if lost)
+    events: tuple[dict[str, Any], ...]  # the winner's resumed-turn events
+
+
+async def decide(
+    user: Any, confirmation_id: UUID, *, approve: bool, reason: str | None
+) -> DecisionOutcome:
+    """Approve or reject as `user`; drives the resumed turn to its end when the claim wins."""
+    service = console_chat_service()
+    stream = service.resolve_confirmation(
+        user, str(confirmation_id), approve, decided_by=staff_label(user), reason=reason or None
+    )
+    events = [event async for event in stream]
+    won = bool(events) and not (
+        events[0].get("type") == "error" and events[0].get("code") == "confirmation_unavailable"
+    )
+    if won:
+        await announce_approvals_changed()
+    stored = await PendingConfirmation.objects.select_related("conversation").aget(
+        pk=confirmation_id
+    )
+    return DecisionOutcome(won, stored, tuple(events))

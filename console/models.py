@@ -1,0 +1,66 @@
+"""The console's own tables: the permission holder and the escalation reviews.
+
+`ConsoleAccess` has no table (``managed = False``): it only carries the console's
+permissions, so a site grants them like any other Django permission
+(``chatomon_console.view_turns`` ...). `EscalationReview` stores what staff decided about
+an escalated turn, so nothing escalated is silently forgotten.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar
+
+from django.conf import settings
+from django.db import models
+
+__all__ = ["ConsoleAccess", "EscalationReview"]
+
+
+class ConsoleAccess(models.Model):
+    """Holder of the per-area permissions of the console (no table)."""
+
+    class Meta:
+        """No table, no default add/change/delete/view permissions: only the areas."""
+
+        managed = False
+        default_permissions: ClassVar[tuple[str, ...]] = ()
+        permissions: ClassVar[list[tuple[str, str]]] = [
+            ("view_dashboard", "Can view the console dashboard"),
+            ("use_chat", "Can chat with the assistant in the console"),
+            ("view_approvals", "Can view pending and decided confirmations"),
+            ("decide_confirmation", "Can approve or reject staff confirmations"),
+            ("view_turns", "Can view turn reports"),
+            ("review_escalation", "Can acknowledge and resolve escalated turns"),
+            ("view_audit", "Can browse audit events"),
+        ]
+
+
+class EscalationReview(models.Model):
+    """What staff recorded about one escalated turn: acknowledged, then resolved."""
+
+    STATUS_CHOICES: ClassVar[list[tuple[str, str]]] = [
+        ("acknowledged", "acknowledged"),
+        ("resolved", "resolved"),
+    ]
+
+    turn: models.OneToOneField[Any, Any] = models.OneToOneField(
+        "chatomon.Turn", on_delete=models.CASCADE, related_name="escalation_review"
+    )
+    turn_id: str
+    status: models.CharField[str, str] = models.CharField(max_length=16, choices=STATUS_CHOICES)
+    note: models.TextField[str, str] = models.TextField(blank=True, default="")
+    reviewed_by: models.ForeignKey[Any, Any] = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    reviewed_at: models.DateTimeField[datetime, datetime] = models.DateTimeField()
+
+    class Meta:
+        """Reviews are listed by status."""
+
+        indexes: ClassVar[list[Any]] = [
+            models.Index(fields=["status", "-reviewed_at"], name="chatomon_console_review")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.turn_id} {self.status}"

@@ -1,0 +1,54 @@
+"""The conversation around a turn, as much of it as the turn's capture level lets staff read.
+
+Conversation text is stored for the assistant's context whatever ``capture_content`` says,
+but that setting decides what the audit trail — and so the console — may show: the text
+of the messages only with ``"full"``; otherwise their kinds, tool names and a notice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from chatomon.django.models import ChatMessage, Turn
+
+__all__ = ["ContextItem", "turn_context"]
+
+
+@dataclass(frozen=True)
+class ContextItem:
+    """One conversation item as the console shows it."""
+
+    kind: str
+    text: str | None  # None: withheld by capture_content
+    tool_names: tuple[str, ...]
+    tool_arguments: tuple[Any, ...]  # empty when withheld
+    blocked: bool
+
+
+def content_visible(turn: Turn) -> bool:
+    """Whether the turn's report was written with the full text (capture_content="full")."""
+    report = turn.report or {}
+    return bool(report.get("capture_content") == "full")
+
+
+def turn_context(turn: Turn, *, limit: int = 12) -> list[ContextItem]:
+    """The last `limit` items of the conversation up to the end of `turn`, oldest first."""
+    items = ChatMessage.objects.filter(conversation_id=turn.conversation_id)
+    if turn.finished_at is not None:
+        items = items.filter(created_at__lte=turn.finished_at)
+    latest = list(items.order_by("-position")[:limit])
+    visible = content_visible(turn)
+    return [_item(row, visible) for row in reversed(latest)]
+
+
+def _item(row: ChatMessage, visible: bool) -> ContextItem:
+    calls = row.tool_calls or []
+    return ContextItem(
+        kind=row.kind,
+        text=(row.content if visible else None),
+        tool_names=tuple(str(c.get("name", "?")) for c in calls)
+        or ((row.name,) if row.name else ()),
+        tool_arguments=tuple(c.get("arguments") for c in calls) if visible else (),
+        blocked=row.blocked,
+    )

@@ -1,0 +1,1 @@
+"""The console screens, one module per area."""

@@ -1,0 +1,106 @@
+"""Approvals: the live queue of pending confirmations, decisions, and the decided history."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from asgiref.sync import sync_to_async
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from chatomon.django.models import PendingConfirmation
+from django import forms
+
+from ..access import DECIDE_CONFIRMATION, VIEW_APPROVALS, may, staff_view
+from ..approval_display import cards
+from ..approval_queries import HistoryFilterForm, history, queue
+from ..decisions import decide
+from ..rendering import render_screen, wants_fragment
+
+__all__ = ["approval_decide", "approval_history", "approval_queue"]
+
+PAGE_SIZE = 25
+QUEUE = "chatomon_console/approvals/queue.html"
+
+
+class DecisionForm(forms.Form):
+    """Approve, or reject with an optional reason."""
+
+    decision = forms.ChoiceField(choices=[("approve", "Approve"), ("reject", "Reject")])
+    reason = forms.CharField(required=False, max_length=200, label="Reason")
+
+
+@staff_view(VIEW_APPROVALS)
+def approval_queue(request: HttpRequest) -> HttpResponse:
+    """Pending confirmations: staff ones decidable, client ones read-only."""
+    now = timezone.now()
+    may_decide = may(request, DECIDE_CONFIRMATION)
+    context = {"cards": cards(queue(), now=now, may_decide=may_decide), "now": now}
+    return render_screen(request, QUEUE, context, partial="queue")
+
+
+@staff_view(VIEW_APPROVALS)
+def approval_history(request: HttpRequest) -> HttpResponse:
+    """Decided confirmations, filtered by status, decider, mutation and time."""
+    form = HistoryFilterForm(request.GET)
+    page = Paginator(history(form), PAGE_SIZE).get_page(request.GET.get("page"))
+    context = {
+        "form": form,
+        "page": page,
+        "cards": cards(page.object_list, now=timezone.now(), may_decide=False),
+    }
+    return render_screen(
+        request, "chatomon_console/approvals/history.html", context, partial="results"
+    )
+
+
+def _card_response(
+    request: HttpRequest, confirmation: PendingConfirmation, *, status: int, **extra: Any
+) -> HttpResponse:
+    now = timezone.now()
+    may_decide = may(request, DECIDE_CONFIRMATION)
+    context = {"card": cards([confirmation], now=now, may_decide=may_decide)[0], **extra}
+    if not wants_fragment(request):
+        # Without JavaScript the answer is the whole queue, this card's outcome on top.
+        context.update(result=context["card"], cards=cards(queue(), now=now, may_decide=may_decide))
+    return render_screen(request, QUEUE, context, partial="card", status=status)
+
+
+@require_POST
+@staff_view(DECIDE_CONFIRMATION)
+async def approval_decide(request: HttpRequest, confirmation_id: UUID) -> HttpResponse:
+    """Decide one staff confirmation; a decision that lost the claim gets a 409 fragment."""
+    confirmation = (
+        await PendingConfirmation.objects.select_related("conversation")
+        .filter(pk=confirmation_id)
+        .afirst()
+    )
+    if confirmation is None:
+        raise Http404("no such confirmation")
+    respond = sync_to_async(_card_response)
+    form = DecisionForm(request.POST)
+    if confirmation.approver != "staff":
+        notice = "The user decides this confirmation in their chat; staff cannot."
+        return await respond(request, confirmation, status=409, notice=notice)
+    if not form.is_valid():
+        return await respond(request, confirmation, status=422, form_errors=form.errors)
+    user = await request.auser()
+    outcome = await decide(
+        user,
+        confirmation_id,
+        approve=form.cleaned_data["decision"] == "approve",
+        reason=form.cleaned_data["reason"],
+    )
+    if outcome.won and not wants_fragment(request):
+        return redirect("chatomon_console:approvals")
+    return await respond(
+        request,
+        outcome.confirmation,
+        status=200 if outcome.won else 409,
+        conflict=not outcome.won,
+        events=outcome.events,
+    )

@@ -1,0 +1,127 @@
+"""Chat: staff talk to the assistant through the same ChatService as end users.
+
+Their conversations are their own (owner = the staff user). Sending posts the message;
+console.js asks for ``text/event-stream`` and renders the events as they stream (text,
+tool cards, confirmations), while a plain form post runs the turn and redirects back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+from uuid import UUID
+
+from asgiref.sync import sync_to_async
+from django.http import Http404, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from django import forms
+
+from ..access import USE_CHAT, staff_view
+from ..chat_history import (
+    chat_entries,
+    conversations_of,
+    owned_conversation,
+    owner_of_user,
+    pending_confirmations,
+)
+from ..chat_stream import drain, sse_response, wants_stream
+from ..rendering import render_screen
+from ..service import console_chat_service
+
+__all__ = ["chat_confirm", "chat_home", "chat_send"]
+
+ERRORS = {
+    "rate_limited": "Too many messages right now: try again in a moment.",
+    "conversation_not_found": "That conversation does not exist or is not yours.",
+    "confirmation_unavailable": "That confirmation was already decided or has expired.",
+}
+
+
+class MessageForm(forms.Form):
+    """One chat message, optionally continuing a conversation."""
+
+    text = forms.CharField(max_length=8000, label="Message", widget=forms.Textarea)
+    conversation_id = forms.UUIDField(required=False, widget=forms.HiddenInput)
+
+
+class ConfirmForm(forms.Form):
+    """The staff member's own answer to a client confirmation."""
+
+    decision = forms.ChoiceField(choices=[("approve", "Approve"), ("reject", "Reject")])
+
+
+def _page_context(user: Any, conversation_id: UUID | None, error: str | None) -> dict[str, Any]:
+    conversation = owned_conversation(user, conversation_id) if conversation_id else None
+    if conversation_id and conversation is None:
+        raise Http404("no such conversation")
+    return {
+        "conversations": conversations_of(user),
+        "conversation": conversation,
+        "entries": chat_entries(conversation) if conversation else [],
+        "confirmations": pending_confirmations(conversation) if conversation else [],
+        "form": MessageForm(initial={"conversation_id": conversation_id}),
+        "error": ERRORS.get(error or "", "The turn failed." if error else None),
+    }
+
+
+@staff_view(USE_CHAT)
+def chat_home(request: HttpRequest, conversation_id: UUID | None = None) -> HttpResponse:
+    """The conversation list and one conversation (or a new one)."""
+    context = _page_context(request.user, conversation_id, request.GET.get("error"))
+    return render_screen(request, "chatomon_console/chat.html", context, partial="conversation")
+
+
+def _back(conversation_id: str | None, error: str | None) -> HttpResponse:
+    url = (
+        reverse("chatomon_console:chat_conversation", args=[conversation_id])
+        if conversation_id
+        else reverse("chatomon_console:chat")
+    )
+    return redirect(f"{url}?{urlencode({'error': error})}" if error else url)
+
+
+@require_POST
+@staff_view(USE_CHAT)
+async def chat_send(request: HttpRequest) -> HttpResponseBase:
+    """Run one turn: streamed as SSE to console.js, or to the end for a plain form."""
+    form = MessageForm(request.POST)
+    if not form.is_valid():
+        return HttpResponse("A message is needed (at most 8000 characters).", status=422)
+    user = await request.auser()
+    conversation_id = form.cleaned_data["conversation_id"]
+    events = console_chat_service().run_turn(
+        user,
+        form.cleaned_data["text"],
+        str(conversation_id) if conversation_id else None,
+        owner=owner_of_user(user),
+    )
+    if wants_stream(request):
+        return sse_response(events)
+    finished, error = await drain(events)
+    return await sync_to_async(_back)(
+        finished or (str(conversation_id) if conversation_id else None), error
+    )
+
+
+@require_POST
+@staff_view(USE_CHAT)
+async def chat_confirm(request: HttpRequest, confirmation_id: UUID) -> HttpResponseBase:
+    """Answer a confirmation of the staff member's own turn and resume it."""
+    form = ConfirmForm(request.POST)
+    if not form.is_valid():
+        return HttpResponse("Approve or reject.", status=422)
+    user = await request.auser()
+    events = console_chat_service().resolve_confirmation(
+        user,
+        str(confirmation_id),
+        form.cleaned_data["decision"] == "approve",
+        owner=owner_of_user(user),
+    )
+    if wants_stream(request):
+        return sse_response(events)
+    finished, error = await drain(events)
+    return await sync_to_async(_back)(finished or request.POST.get("conversation_id"), error)

@@ -1,0 +1,156 @@
+/* chatomon console: live expiry countdowns and streamed chat turns. Pages work without it. */
+(function () {
+  "use strict";
+
+  /* Countdowns: every [data-expires] card greys out and disables its buttons at expiry. */
+  function formatLeft(ms) {
+    var s = Math.max(0, Math.round(ms / 1000));
+    var h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), r = s % 60;
+    return "in " + (h ? h + "h " : "") + (h || m ? m + "m " : "") + r + "s";
+  }
+  function tick() {
+    var now = Date.now();
+    document.querySelectorAll(".cc-approval[data-expires]").forEach(function (card) {
+      var left = Date.parse(card.dataset.expires) - now;
+      var label = card.querySelector(".cc-countdown");
+      if (left > 0) { if (label) label.textContent = formatLeft(left); return; }
+      if (card.classList.contains("cc-approval--expired")) return;
+      card.classList.add("cc-approval--expired");
+      if (label) label.textContent = "expired";
+      card.querySelectorAll("button, input").forEach(function (el) { el.disabled = true; });
+    });
+  }
+  setInterval(tick, 1000);
+  document.addEventListener("DOMContentLoaded", tick);
+
+  /* Chat: post the form asking for text/event-stream and render events as they arrive. */
+  function el(tag, cls, text) {
+    var node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+  function json(value) { return JSON.stringify(value, null, 2); }
+
+  function Turn(list, composer) {
+    this.list = list; this.composer = composer; this.reply = null; this.tools = {};
+  }
+  Turn.prototype.add = function (node) {
+    var empty = document.getElementById("cc-empty");
+    if (empty) empty.remove();
+    this.list.appendChild(node); node.scrollIntoView({ block: "nearest" }); return node;
+  };
+  Turn.prototype.bubble = function (who, text) {
+    var li = el("li", "cc-message cc-message--" + who);
+    li.appendChild(el("span", "cc-message__who", who === "user" ? "You" : "Assistant"));
+    var body = li.appendChild(el("div", "cc-text", text || ""));
+    this.add(li); return body;
+  };
+  Turn.prototype.handle = function (type, event) {
+    if (event.conversation_id) this.remember(event.conversation_id);
+    if (type === "text_chunk") {
+      if (!this.reply) this.reply = this.bubble("assistant");
+      else if (event.reset) this.reply.textContent = "";
+      this.reply.textContent += event.content || "";
+    } else if (type === "tool_call") {
+      var li = el("li", "cc-message cc-message--tool");
+      var details = li.appendChild(el("details", "cc-tool"));
+      var summary = details.appendChild(el("summary", null, "Tool call: "));
+      summary.appendChild(el("code", null, event.name));
+      details.appendChild(el("p", null, "Arguments"));
+      details.appendChild(el("pre", "cc-json", json(event.args)));
+      this.tools[event.id] = details; this.add(li); this.reply = null;
+    } else if (type === "tool_result") {
+      var card = this.tools[event.id];
+      if (card) { card.appendChild(el("p", null, "Result")); card.appendChild(el("pre", "cc-json", json(event.result))); }
+    } else if (type === "confirm_mutation") {
+      this.confirmation(event);
+    } else if (type === "confirmation_resolved") {
+      this.add(el("li", "cc-message cc-message--note", event.mutation + " " + event.status + (event.decided_by ? " by " + event.decided_by : "")));
+    } else if (type === "error") {
+      var err = this.add(el("li", "cc-message cc-error", event.message || event.code));
+      err.setAttribute("role", "alert");
+    }
+  };
+  Turn.prototype.confirmation = function (event) {
+    var li = el("li", "cc-message cc-message--confirm");
+    var p = li.appendChild(el("p"));
+    p.appendChild(el("strong", null, event.mutation));
+    p.appendChild(document.createTextNode(event.approver === "staff" ? " waits for a staff approval. " : " waits for your confirmation."));
+    if (event.approver === "staff") {
+      var a = p.appendChild(el("a", null, "Open Approvals")); a.href = this.composer.dataset.ccApprovalsUrl;
+    }
+    li.appendChild(el("pre", "cc-json", json(event.preview)));
+    if (event.approver === "client") {
+      var form = li.appendChild(el("form"));
+      form.method = "post";
+      form.action = this.composer.dataset.ccConfirmUrl.replace("00000000-0000-0000-0000-000000000000", event.id);
+      form.setAttribute("data-cc-stream", "");
+      var token = this.composer.querySelector("[name=csrfmiddlewaretoken]").cloneNode();
+      form.appendChild(token);
+      ["approve", "reject"].forEach(function (value) {
+        var b = form.appendChild(el("button", null, value === "approve" ? "Approve" : "Reject"));
+        b.type = "submit"; b.name = "decision"; b.value = value;
+      });
+    }
+    this.add(li);
+  };
+  Turn.prototype.remember = function (id) {
+    var field = this.composer.querySelector("[name=conversation_id]");
+    if (field && field.value !== id) {
+      field.value = id;
+      var url = this.composer.dataset.ccConversationUrl.replace("00000000-0000-0000-0000-000000000000", id);
+      history.replaceState(null, "", url);
+    }
+  };
+
+  function parseFrames(buffer, onEvent) {
+    var frames = buffer.split("\n\n");
+    var rest = frames.pop();
+    frames.forEach(function (frame) {
+      var type = "message", data = [];
+      frame.split("\n").forEach(function (line) {
+        if (line.indexOf("event: ") === 0) type = line.slice(7);
+        else if (line.indexOf("data: ") === 0) data.push(line.slice(6));
+      });
+      if (data.length) onEvent(type, JSON.parse(data.join("\n")));
+    });
+    return rest;
+  }
+
+  async function stream(form, submitter) {
+    var composer = document.getElementById("cc-composer");
+    var list = document.getElementById("cc-messages");
+    var body = new FormData(form);
+    if (submitter && submitter.name) body.append(submitter.name, submitter.value);
+    var turn = new Turn(list, composer);
+    if (form === composer) { turn.bubble("user", body.get("text")); form.querySelector("textarea").value = ""; }
+    form.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
+    try {
+      var response = await fetch(form.action, { method: "POST", body: body, headers: { Accept: "text/event-stream" }, credentials: "same-origin" });
+      if (!response.ok || !response.body) { turn.handle("error", { message: "The console could not send this (" + response.status + ")." }); return; }
+      var reader = response.body.getReader(), decoder = new TextDecoder(), buffer = "";
+      for (;;) {
+        var chunk = await reader.read();
+        if (chunk.done) break;
+        buffer = parseFrames(buffer + decoder.decode(chunk.value, { stream: true }), turn.handle.bind(turn));
+      }
+    } finally {
+      form.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
+      if (form !== composer) form.remove();
+    }
+  }
+
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!form.matches || !form.matches("form[data-cc-stream]") || !window.fetch || !window.TextDecoder) return;
+    event.preventDefault();
+    stream(form, event.submitter);
+  });
+  /* Enter sends, Shift+Enter makes a new line. */
+  document.addEventListener("keydown", function (event) {
+    if (event.key === "Enter" && !event.shiftKey && event.target.matches && event.target.matches("#cc-composer textarea")) {
+      event.preventDefault(); event.target.form.requestSubmit();
+    }
+  });
+})();
