@@ -1,7 +1,8 @@
 """The demo's ASGI application: Django over HTTP (with its static files) and the WebSocket.
 
 Static files are served by Django's ASGI static handler from the apps' own folders, so the
-demo collects nothing at run time.
+demo collects nothing at run time. The WebSocket is chatomon's chat route, authenticated
+by the session and origin-checked against ALLOWED_HOSTS.
 """
 
 from __future__ import annotations
@@ -14,18 +15,14 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatomon.demo.settings")
 # Set Django up before importing anything that touches models (the WebSocket consumer).
 django_application = get_asgi_application()
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
-from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from channels.routing import ProtocolTypeRouter  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
-from chatomon.django.routing import websocket_urlpatterns  # noqa: E402
+from chatomon.django.routing import chat_websocket_application  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": ASGIStaticFilesHandler(django_application),
-        "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
-        ),
+        "websocket": chat_websocket_application(),
     }
 )

@@ -1,0 +1,120 @@
+"""The demo's three mutations and their previews, run in a demo process on seeded data."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.demo.process import manage
+
+# Runs inside `manage shell`: prints one JSON object with what the test checks.
+SCRIPT = """
+import json
+from django.contrib.auth.models import User
+from chatomon.data import autodiscover, execute_mutation
+from chatomon.data.mutation_runs import preview_mutation
+from chatomon.demo.models import Part, Project
+
+registry = autodiscover()
+registry.validate()
+owner = User.objects.create(username="owner")
+other = User.objects.create(username="other")
+private = Project.objects.filter(is_public=False).first()
+private.owner = owner
+private.save()
+public = Project.objects.filter(is_public=True).exclude(parts__number="P-1002").first()
+part = Part.objects.get(number="P-1002")
+
+def preview(name, data, actor):
+    definition = registry.mutations[name]
+    return preview_mutation(
+        registry.schema_index(), definition, definition.input.model_validate(data), actor
+    )
+
+out = {
+    "managers": sorted(registry.managers),
+    "mutations": sorted(registry.mutations),
+    "cost_preview": preview("updatePartCost", {"part_id": part.pk, "unit_cost": "14.50"}, owner),
+    "cost_before": str(part.unit_cost),
+    "cost": execute_mutation(
+        registry, "updatePartCost", {"part_id": part.pk, "unit_cost": "14.50"}, owner
+    ),
+    "cost_after": str(Part.objects.get(pk=part.pk).unit_cost),
+    "assign_preview": preview(
+        "assignPartToProject", {"part_id": part.pk, "project_id": public.pk}, owner
+    ),
+    "assign": execute_mutation(
+        registry, "assignPartToProject", {"part_id": part.pk, "project_id": public.pk}, owner
+    ),
+    "assigned": public.parts.filter(pk=part.pk).exists(),
+    "private_by_owner": execute_mutation(
+        registry, "assignPartToProject", {"part_id": part.pk, "project_id": private.pk}, owner
+    )["status"],
+    "private_by_other": execute_mutation(
+        registry, "assignPartToProject", {"part_id": part.pk, "project_id": private.pk}, other
+    ),
+    "highest": max(Part.objects.values_list("number", flat=True)),
+    "create_preview": preview("createPart", {"name": "Gizmo", "material_id": 1}, owner),
+    "create": execute_mutation(registry, "createPart", {"name": "Gizmo", "material_id": 1}, owner),
+    "created_number": Part.objects.get(name="Gizmo").number,
+    "unknown_material": execute_mutation(
+        registry, "createPart", {"name": "Nothing", "material_id": 999999}, owner
+    ),
+}
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def outcome(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    data_dir = tmp_path_factory.mktemp("demo")
+    manage(data_dir, "migrate", "--verbosity", "0", "--skip-checks")
+    manage(data_dir, "demo_seed", "--skip-checks")
+    return json.loads(manage(data_dir, "shell", "-c", SCRIPT).stdout.splitlines()[-1])
+
+
+def test_four_managers_and_three_mutations_are_registered(outcome: dict) -> None:
+    assert outcome["managers"] == [
+        "MaterialManager",
+        "PartManager",
+        "ProjectManager",
+        "SupplierManager",
+    ]
+    assert outcome["mutations"] == ["assignPartToProject", "createPart", "updatePartCost"]
+
+
+def test_update_part_cost_previews_before_and_after_then_writes(outcome: dict) -> None:
+    preview = outcome["cost_preview"]
+    assert preview["action"] == "update"
+    assert preview["part"].startswith("P-1002 ")
+    assert preview["changes"] == [
+        {"field": "unit_cost", "before": outcome["cost_before"], "after": "14.50"}
+    ]
+    assert outcome["cost"]["status"] == "executed"
+    assert outcome["cost_after"] == "14.50"
+
+
+def test_assign_part_previews_names_and_respects_private_projects(outcome: dict) -> None:
+    preview = outcome["assign_preview"]
+    assert preview["action"] == "assign"
+    assert preview["part"].startswith("P-1002 ")
+    assert preview["project"].startswith("PRJ-")
+    assert preview["already_assigned"] is False
+    assert outcome["assign"]["status"] == "executed"
+    assert outcome["assigned"] is True
+    assert outcome["private_by_owner"] == "executed"
+    assert outcome["private_by_other"]["code"] == "permission_denied"
+
+
+def test_create_part_takes_the_next_free_number(outcome: dict) -> None:
+    expected = f"P-{int(outcome['highest'].removeprefix('P-')) + 1}"
+    assert outcome["create_preview"]["values"]["number"] == expected
+    assert outcome["create_preview"]["material"] == "Steel S235"
+    assert outcome["create"]["status"] == "executed"
+    assert outcome["created_number"] == expected
+
+
+def test_create_part_with_an_unknown_material_is_an_input_error(outcome: dict) -> None:
+    assert outcome["unknown_material"]["code"] == "invalid_input"
+    assert "no material with id 999999" in outcome["unknown_material"]["message"]
