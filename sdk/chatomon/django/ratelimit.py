@@ -1,0 +1,229 @@
+"""Rate limits per scope through the Django cache: requests, and token budgets per turn.
+
+```python
+limiter = RateLimiter(chat_settings())
+admission = await limiter.hit(scope_key(user, session_key, client_ip))
+if not admission.allowed:
+    ...  # error "rate_limited" with admission.retry_after_seconds
+budget = limiter.budget(scope)          # a TurnBudget for ChatService.run_turn(budget=...)
+```
+
+Every counter is a sliding window log: the times (and token amounts) of the last
+`window_seconds`. A request is admitted while fewer than `requests` were admitted in the
+window; `retry_after_seconds` is the real time until the oldest of them leaves it. A token
+budget is exhausted once the tokens recorded in the window reach the limit; it frees when
+enough of them have left the window.
+
+Atomic across processes with django.core.cache.backends.redis.RedisCache: each step is
+one Lua script on the Redis server (its clock, too). With any other cache the log is read
+and written under a process-wide lock — exact within one process, which is what the
+local-memory cache serves anyway (the system checks warn about it with several workers).
+Cache failures are logged and admit the request: a broken cache never stops chat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.cache import BaseCache, caches
+from django.core.cache.backends.redis import RedisCache
+
+from chatomon.data.actor import is_authenticated
+from chatomon.django.conf import ChatSettings, RateLimitSettings
+from chatomon.schemas import TokenUsage
+
+__all__ = ["Admission", "RateLimiter", "TokenBudget", "scope_key"]
+
+logger = logging.getLogger(__name__)
+
+_LOCAL_LOCK = threading.Lock()  # serializes read-modify-write on non-Redis caches
+
+# KEYS[1] the log; ARGV: limit, window (ms), mode ("hit", "check", "add"), amount, member.
+# Returns {admitted (1/0/-1 for "add"), milliseconds until the budget frees}.
+_SCRIPT = """
+local key, limit, window = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2])
+local mode, amount, member = ARGV[3], tonumber(ARGV[4]), ARGV[5]
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+if mode == 'add' then
+  redis.call('ZADD', key, now, member .. ':' .. amount)
+  redis.call('PEXPIRE', key, window)
+  return {-1, 0}
+end
+local entries = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+local total = 0
+for i = 1, #entries, 2 do total = total + tonumber(string.match(entries[i], ':(%d+)$')) end
+if total + amount <= limit then
+  if mode == 'hit' then
+    redis.call('ZADD', key, now, member .. ':' .. amount)
+    redis.call('PEXPIRE', key, window)
+  end
+  return {1, 0}
+end
+for i = 1, #entries, 2 do
+  total = total - tonumber(string.match(entries[i], ':(%d+)$'))
+  if total + amount <= limit then return {0, tonumber(entries[i + 1]) + window - now} end
+end
+return {0, window}
+"""
+
+
+@dataclass(frozen=True)
+class Admission:
+    """Whether a request may run; if not, how long until it may (whole seconds, rounded up)."""
+
+    allowed: bool
+    retry_after_seconds: int = 0
+
+
+def scope_key(user: Any, session_key: str | None = None, client_ip: str | None = None) -> str:
+    """The rate-limit scope: the user id, else the session key, else the client IP."""
+    if is_authenticated(user) and getattr(user, "id", None) is not None:
+        return f"user:{user.id}"
+    if session_key:
+        return f"session:{session_key}"
+    if client_ip:
+        return f"ip:{client_ip}"
+    return "anonymous"
+
+
+class _WindowLog:
+    """One counter's sliding window log in the cache (Redis script or locked read-write)."""
+
+    def __init__(self, cache: BaseCache, clock: Callable[[], float]) -> None:
+        self.cache = cache
+        self.clock = clock
+        self._script: Any = None
+
+    def run(self, key: str, limit: int, window: float, mode: str, amount: int) -> float | None:
+        """Apply `mode` ("hit", "check", "add"); seconds until it frees, None when admitted."""
+        if isinstance(self.cache, RedisCache):
+            return self._run_redis(key, limit, window, mode, amount)
+        with _LOCAL_LOCK:
+            return self._run_local(key, limit, window, mode, amount)
+
+    def _run_redis(
+        self, key: str, limit: int, window: float, mode: str, amount: int
+    ) -> float | None:
+        cache_key = self.cache.make_key(key)
+        client = self.cache._cache.get_client(cache_key, write=True)  # type: ignore[attr-defined]
+        if self._script is None:
+            self._script = client.register_script(_SCRIPT)
+        window_ms = max(1, round(window * 1000))
+        member = uuid.uuid4().hex
+        admitted, wait_ms = self._script(
+            keys=[cache_key], args=[limit, window_ms, mode, amount, member], client=client
+        )
+        return None if int(admitted) != 0 else max(int(wait_ms), 0) / 1000
+
+    def _run_local(
+        self, key: str, limit: int, window: float, mode: str, amount: int
+    ) -> float | None:
+        now = self.clock()
+        entries: list[tuple[float, int]] = [
+            entry for entry in self.cache.get(key, []) if entry[0] > now - window
+        ]
+        if mode == "add":
+            self.cache.set(key, [*entries, (now, amount)], timeout=math.ceil(window))
+            return None
+        total = sum(count for _, count in entries)
+        if total + amount <= limit:
+            if mode == "hit":
+                self.cache.set(key, [*entries, (now, amount)], timeout=math.ceil(window))
+            return None
+        for at, count in entries:
+            total -= count
+            if total + amount <= limit:
+                return at + window - now
+        return window
+
+
+class RateLimiter:
+    """The request and token budgets of `settings.rate_limit`, kept in a Django cache.
+
+    Args:
+        settings: The chat settings (or their rate_limit part).
+        cache: A cache alias or cache object (default: the "default" cache).
+        prefix: Prefix of the cache keys.
+        clock: Seconds since the epoch, for non-Redis caches (Redis uses its own clock).
+    """
+
+    def __init__(
+        self,
+        settings: ChatSettings | RateLimitSettings,
+        *,
+        cache: str | BaseCache = "default",
+        prefix: str = "chatomon:ratelimit",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.settings = settings.rate_limit if isinstance(settings, ChatSettings) else settings
+        self.cache = caches[cache] if isinstance(cache, str) else cache
+        self.prefix = prefix
+        self._log = _WindowLog(self.cache, clock)
+
+    async def hit(self, scope: str) -> Admission:
+        """Count one request of `scope`; refused while `requests` ran in the window."""
+        limit = self.settings.requests
+        if limit is None:
+            return Admission(allowed=True)
+        wait = await self._apply(f"{self.prefix}:requests:{scope}", limit, "hit", 1)
+        if wait is None:
+            return Admission(allowed=True)
+        return Admission(allowed=False, retry_after_seconds=max(1, math.ceil(wait)))
+
+    def budget(self, scope: str) -> TokenBudget:
+        """The token budgets of `scope`, for one turn (`ChatService.run_turn(budget=...)`)."""
+        return TokenBudget(self, scope)
+
+    async def _apply(self, key: str, limit: int, mode: str, amount: int) -> float | None:
+        try:
+            if isinstance(self.cache, RedisCache):
+                # A network round trip: kept off the event loop.
+                return await asyncio.to_thread(
+                    self._log.run, key, limit, self.settings.window_seconds, mode, amount
+                )
+            return self._log.run(key, limit, self.settings.window_seconds, mode, amount)
+        except Exception as error:  # noqa: BLE001 - a broken cache admits (logged)
+            logger.error("rate limit cache failed (%s): admitting", type(error).__name__)
+            return None
+
+
+class TokenBudget:
+    """A `chatomon.chat.budget.TurnBudget` over the limiter's token counters of one scope."""
+
+    def __init__(self, limiter: RateLimiter, scope: str) -> None:
+        self.limiter = limiter
+        self.scope = scope
+
+    def _key(self, counter: str) -> str:
+        return f"{self.limiter.prefix}:{counter}:{self.scope}"
+
+    async def check(self) -> float | None:
+        """Seconds until every exhausted token budget frees, or None while there is room."""
+        waits = [
+            # amount 1 without recording it: is there room for one more token?
+            await self.limiter._apply(self._key(counter), limit, "check", 1)
+            for counter, limit in self.limiter.settings.token_limits().items()
+        ]
+        pending = [wait for wait in waits if wait is not None]
+        return max(pending) if pending else None
+
+    async def record(self, usage: TokenUsage) -> None:
+        """Count the tokens of one completed provider round."""
+        amounts = {
+            "tokens": usage.input_tokens + usage.output_tokens,
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+        }
+        for counter, limit in self.limiter.settings.token_limits().items():
+            if amounts[counter] > 0:
+                await self.limiter._apply(self._key(counter), limit, "add", amounts[counter])
