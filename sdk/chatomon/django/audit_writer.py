@@ -2,9 +2,9 @@
 
 A turn only appends to a list (microseconds); the thread takes up to `batch_size` events
 at a time and writes each batch with one `bulk_create`. It starts on the first event and
-ends by itself after `idle_seconds` without events, closing its database connection, so
-nothing has to be stopped; `close()` writes the rest and stops it at once. A failing
-write is logged (the count and the exception type), never raised.
+ends by itself after `idle_seconds` without events, and closes its database connection
+after every batch, so nothing has to be stopped; `close()` writes the rest and stops it at
+once. A failing write is logged (the count and the exception type), never raised.
 """
 
 from __future__ import annotations
@@ -88,14 +88,17 @@ class AuditWriter:
     def _run(self) -> None:
         from django.db import connections  # noqa: PLC0415 - Django loads with the app
 
-        try:
-            while (batch := self._next_batch()) is not None:
+        while (batch := self._next_batch()) is not None:
+            try:
                 self._write(batch)
+            finally:
+                # This thread's connections only (they are per thread); closed after every
+                # batch so that no idle connection outlives the events (a test database
+                # can be dropped, a pooler can recycle).
+                connections.close_all()
                 with self._condition:
                     self._writing = 0
                     self._condition.notify_all()
-        finally:
-            connections.close_all()  # this thread's connections only (they are per thread)
 
     def _write(self, batch: list[Mapping[str, Any]]) -> None:
         from chatomon.django.models import AuditEvent  # noqa: PLC0415 - needs the app registry
