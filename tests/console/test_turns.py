@@ -1,0 +1,178 @@
+"""Turns: filters in the query string, sorting, pagination, full page vs partial, detail, exports."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth.models import User
+
+from tests.console.conftest import NOW, conversation, make_turn, orbital
+
+pytestmark = pytest.mark.django_db
+
+
+TURNS: dict[str, str] = {}
+
+
+@pytest.fixture
+def turns(db):
+    bob = User.objects.create_user("bob")
+    bobs = conversation(str(bob.pk))
+    made = {
+        "plain": make_turn(bobs, duration_ms=50.0),
+        "blocked": make_turn(
+            final_action="blocked", input=[orbital("pii", "block", reason="pii")],
+            started_at=NOW - timedelta(days=3), duration_ms=900.0,
+        ),
+        "escalated": make_turn(escalated=True, atom_name="support", duration_ms=300.0),
+        "error": make_turn(
+            final_action="aborted", status="aborted", error_type="ProviderError",
+            output=[{"results": [orbital("tone", side="output")], "decision": None}],
+        ),
+        "output_stop": make_turn(
+            bobs,
+            output=[{"results": [orbital("tone", "block", side="output")], "decision": "regenerate"},
+                    {"results": [orbital("tone", side="output", error_type="TimeoutError")],
+                     "decision": "accept"}],
+        ),
+    }  # fmt: skip
+    TURNS.clear()
+    TURNS.update({t.id: name for name, t in made.items()})
+    return {name: t.id for name, t in made.items()}
+
+
+def names(response):
+    html = response.content.decode()
+    return {name for tid, name in TURNS.items() if f"/console/turns/{tid}/" in html}
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("", {"plain", "blocked", "escalated", "error", "output_stop"}),
+        ("final_action=blocked", {"blocked"}),
+        ("escalated=yes", {"escalated"}),
+        ("escalated=no", {"plain", "blocked", "error", "output_stop"}),
+        ("atom=support", {"escalated"}),
+        ("orbital=pii", {"blocked"}),
+        ("orbital=tone", {"output_stop"}),
+        ("user=bob", {"plain", "output_stop"}),
+        ("failed=yes", {"error", "output_stop"}),
+        ("failed=no", {"plain", "blocked", "escalated"}),
+        ("min_duration_ms=300", {"blocked", "escalated"}),
+        (f"date_from={(NOW - timedelta(days=4)).date()}&date_to={(NOW - timedelta(days=2)).date()}", {"blocked"}),
+        (f"date_from={NOW.date()}", {"plain", "escalated", "error", "output_stop"}),
+    ],
+)  # fmt: skip
+def test_filters(staff_client, turns, query, expected):
+    assert names(staff_client.get(f"/console/turns/?{query}")) == expected
+
+
+def test_conversation_filter(staff_client, turns):
+    from chatomon.django.models import Turn
+
+    conversation_id = Turn.objects.get(pk=turns["plain"]).conversation_id
+    response = staff_client.get(f"/console/turns/?conversation={conversation_id}")
+    assert names(response) == {"plain", "output_stop"}
+
+
+def test_an_invalid_filter_shows_its_error_and_keeps_the_others(staff_client, turns):
+    response = staff_client.get("/console/turns/?min_duration_ms=abc&final_action=blocked")
+    assert names(response) == {"blocked"}
+    assert "Enter a whole number." in response.content.decode()
+
+
+def test_sorting_by_duration(staff_client, turns):
+    html = staff_client.get("/console/turns/?sort=slowest").content.decode()
+    order = sorted(TURNS, key=lambda tid: html.find(f"/console/turns/{tid}/"))
+    assert [TURNS[t] for t in order][:2] == ["blocked", "escalated"]
+
+
+def test_full_page_and_htmx_partial_vary_on_hx_request(staff_client, htmx_client, turns):
+    full = staff_client.get("/console/turns/?final_action=blocked")
+    part = htmx_client.get("/console/turns/?final_action=blocked")
+    assert b"<html" in full.content and b'id="cc-turn-results"' in full.content
+    assert b"<html" not in part.content and part.content.lstrip().startswith(
+        b'<section id="cc-turn-results"'
+    )
+    assert "HX-Request" in full["Vary"] and "HX-Request" in part["Vary"]
+    assert names(part) == {"blocked"}
+
+
+def test_pagination_links_keep_the_filters(staff_client, db):
+    for _ in range(30):
+        make_turn(final_action="blocked")
+    html = staff_client.get("/console/turns/?final_action=blocked").content.decode()
+    assert 'href="?final_action=blocked&amp;page=2"' in html
+    second = staff_client.get("/console/turns/?final_action=blocked&page=2").content.decode()
+    assert "Page 2 of 2 (30 in all)" in second
+    assert 'href="?final_action=blocked&amp;page=1"' in second
+
+
+def test_export_links_carry_exactly_the_filters(staff_client, turns):
+    html = staff_client.get("/console/turns/?escalated=no&page=1").content.decode()
+    assert 'href="/console/turns/export.csv?escalated=no"' in html
+
+
+def test_csv_export_holds_exactly_the_filtered_turns(staff_client, turns):
+    response = staff_client.get("/console/turns/export.csv?user=bob")
+    assert response["Content-Disposition"] == 'attachment; filename="turns.csv"'
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert {TURNS[r["turn_id"]] for r in rows} == {"plain", "output_stop"}
+    assert {r["owner"] for r in rows} == {"bob"}
+
+
+def test_jsonl_export_holds_the_reports(staff_client, turns):
+    response = staff_client.get("/console/turns/export.jsonl?orbital=pii")
+    lines = b"".join(response.streaming_content).decode().splitlines()
+    rows = [json.loads(line) for line in lines]
+    assert [TURNS[r["turn_id"]] for r in rows] == ["blocked"]
+    assert rows[0]["report"]["input"][0]["name"] == "pii"
+
+
+def test_detail_shows_chains_waterfall_usage_and_raw_json(staff_client, htmx_client, turns):
+    url = f"/console/turns/{turns['output_stop']}/"
+    html = staff_client.get(url).content.decode()
+    assert "Attempt 2" in html and "TimeoutError" in html and "<svg" in html
+    assert "nucleus · attempt 1" in html and "Report JSON" in html
+    assert "10 input + 5 output tokens" in html
+    part = htmx_client.get(url)
+    assert b"<html" not in part.content and b'id="cc-turn-detail"' in part.content
+
+
+def test_detail_withholds_message_text_unless_fully_captured(staff_client, db):
+    from chatomon.django.models import ChatMessage
+
+    conv = conversation()
+    hidden = make_turn(conv, capture_content="hash")
+    shown = make_turn(conversation(), capture_content="full")
+    for turn in (hidden, shown):
+        ChatMessage.objects.create(
+            conversation_id=turn.conversation_id, position=0, kind="user",
+            content="my secret order 4711", created_at=NOW,
+        )  # fmt: skip
+    assert (
+        "my secret order 4711"
+        not in staff_client.get(f"/console/turns/{hidden.id}/").content.decode()
+    )
+    assert (
+        "Message text is not shown"
+        in staff_client.get(f"/console/turns/{hidden.id}/").content.decode()
+    )
+    assert (
+        "my secret order 4711" in staff_client.get(f"/console/turns/{shown.id}/").content.decode()
+    )
+
+
+def test_report_download(staff_client, turns):
+    response = staff_client.get(f"/console/turns/{turns['blocked']}/report.json")
+    assert response["Content-Disposition"].startswith("attachment;")
+    assert json.loads(response.content)["final_action"] == "blocked"
+
+
+def test_unknown_turn_is_404(staff_client, db):
+    assert staff_client.get("/console/turns/nope/").status_code == 404
