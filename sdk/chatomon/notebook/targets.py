@@ -1,0 +1,207 @@
+"""What a `ChatWidget` talks to: an Atom or a ChatService, behind one small interface.
+
+Both sessions yield the chat event contract's dicts (`text_chunk`, `tool_call`,
+`tool_result`, `confirm_mutation`, `confirmation_resolved`, `done`, `error`); `done` and
+an aborted turn's `error` also carry the turn's `TurnReport` under "report", which the
+widget keeps.
+
+- `AtomSession` keeps the conversation history between turns. An atom whose nucleus is a
+  tool loop asks its `confirmer` about mutations: pass the session's `confirm` (through
+  `ChatWidget.confirm`) and the widget's Approve / Reject buttons decide them.
+- `ServiceSession` continues one conversation of a ChatService. A turn that needs a
+  confirmation ends at `confirm_mutation`; deciding it streams the resumed turn's events
+  from `resolve_confirmation`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from chatomon.errors import ToolLoopError, TurnError
+from chatomon.events import TurnDone
+from chatomon.schemas import Message, TurnReport
+
+if TYPE_CHECKING:
+    from chatomon.atom import Atom
+    from chatomon.chat.events import ConfirmMutation
+    from chatomon.chat.service import ChatService
+    from chatomon.chat.store.records import Owner
+
+__all__ = ["AtomSession", "ChatSession", "ServiceSession", "session_for"]
+
+Event = dict[str, Any]
+
+
+class ChatSession(Protocol):
+    """One conversation with a target, as the widget drives it."""
+
+    def turn(self, text: str) -> AsyncIterator[Event]:
+        """Run a turn for the user message `text`, yielding its events."""
+        ...
+
+    def decide(self, confirmation: Mapping[str, Any], approved: bool) -> AsyncIterator[Event]:
+        """Approve or reject the `confirm_mutation` event `confirmation`, yielding events."""
+        ...
+
+
+def _failure(error: TurnError) -> Event:
+    cause = error.__cause__
+    if isinstance(cause, ToolLoopError):
+        code, message = cause.code, cause.public_message
+    else:
+        code, message = "chat_error", str(error)
+        if cause is not None:
+            message += f": {cause}"
+    return {"type": "error", "code": code, "message": message, "report": error.report}
+
+
+class AtomSession:
+    """Turns of an Atom with the history it hands back, and its pending confirmations."""
+
+    def __init__(self, atom: Atom) -> None:
+        self.atom = atom
+        self.history: tuple[Message, ...] = ()
+        self._decisions: dict[str, asyncio.Future[bool]] = {}
+
+    async def turn(self, text: str) -> AsyncGenerator[Event, None]:
+        """Run a turn; the history advances when it answers."""
+        stream = self.atom.stream(text, history=self.history)
+        try:
+            async for event in stream:
+                if isinstance(event, TurnDone):
+                    self.history = event.history
+                    yield {**event.to_dict(), "report": event.report}
+                elif hasattr(event, "to_dict"):
+                    yield event.to_dict()
+        except TurnError as error:
+            yield _failure(error)
+        finally:
+            await _close(stream)
+
+    async def confirm(self, pending: ConfirmMutation) -> bool:
+        """A tool loop `Confirmer`: waits until `decide` answers for `pending`."""
+        decision: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._decisions[pending.id] = decision
+        try:
+            return await decision
+        finally:
+            self._decisions.pop(pending.id, None)
+
+    async def decide(
+        self, confirmation: Mapping[str, Any], approved: bool
+    ) -> AsyncGenerator[Event, None]:
+        """Answer the waiting confirmer; the turn goes on in its own stream."""
+        decision = self._decisions.get(str(confirmation.get("id")))
+        if decision is None or decision.done():
+            yield {
+                "type": "error",
+                "code": "confirmation_unavailable",
+                "message": "This confirmation is no longer available.",
+            }
+            return
+        decision.set_result(approved)
+        status = "approved" if approved else "rejected"
+        yield {"type": "confirmation_resolved", "id": confirmation["id"], "status": status}
+
+    def cancel_waiting(self) -> None:
+        """Drop the confirmations a stopped turn waited for (their waiters are cancelled)."""
+        for decision in self._decisions.values():
+            decision.cancel()
+        self._decisions.clear()
+
+
+class ServiceSession:
+    """One conversation of a ChatService, continued turn after turn.
+
+    Args:
+        service: The chat service.
+        actor: Who asks (tool scopes and mutation permissions use it).
+        owner: The conversation owner; default `Owner.user(actor.id)`.
+        staff_label: When set, staff approvals are decided from the widget as this staff
+            member (`decided_by`); otherwise they wait for the console.
+    """
+
+    def __init__(
+        self,
+        service: ChatService,
+        actor: Any,
+        *,
+        owner: Owner | None = None,
+        staff_label: str | None = None,
+    ) -> None:
+        self.service = service
+        self.actor = actor
+        self.owner = owner
+        self.staff_label = staff_label
+        self.conversation_id: str | None = None
+
+    async def turn(self, text: str) -> AsyncGenerator[Event, None]:
+        """Run a turn in this session's conversation (started by the first turn)."""
+        events = self.service.run_turn(self.actor, text, self.conversation_id, owner=self.owner)
+        async for event in self._relay(events):
+            yield event
+
+    async def decide(
+        self, confirmation: Mapping[str, Any], approved: bool
+    ) -> AsyncGenerator[Event, None]:
+        """Resolve the confirmation and stream the resumed turn."""
+        staff = confirmation.get("approver") == "staff"
+        events = self.service.resolve_confirmation(
+            self.actor,
+            str(confirmation.get("id")),
+            approved,
+            self.staff_label if staff else None,
+            owner=None if staff else self.owner,
+        )
+        async for event in self._relay(events):
+            yield event
+
+    async def _relay(self, events: AsyncIterator[Event]) -> AsyncGenerator[Event, None]:
+        try:
+            async for event in events:
+                self.conversation_id = event.get("conversation_id") or self.conversation_id
+                if event.get("type") == "done" and event.get("turn_id"):
+                    yield {**event, "report": await self._report(str(event["turn_id"]))}
+                else:
+                    yield event
+        finally:
+            await _close(events)
+
+    async def _report(self, turn_id: str) -> TurnReport | None:
+        record = await self.service.store.get_turn(turn_id)
+        if record is None or record.report is None:
+            return None
+        return TurnReport.model_validate(record.report)
+
+
+async def _close(stream: object) -> None:
+    # Close now, not when the loop collects the generator: a ChatService turn that is not
+    # read to its end is recorded as aborted when its stream closes.
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        await aclose()
+
+
+def session_for(
+    target: object,
+    *,
+    actor: Any = None,
+    owner: Owner | None = None,
+    staff_label: str | None = None,
+) -> ChatSession:
+    """The session for an Atom or a ChatService.
+
+    Raises:
+        TypeError: For any other target.
+    """
+    from chatomon.atom import Atom  # noqa: PLC0415 - the widget module loads lazily
+
+    if isinstance(target, Atom):
+        return AtomSession(target)
+    # Duck-typed: anything with the ChatService contract's two methods is a service.
+    if hasattr(target, "run_turn") and hasattr(target, "resolve_confirmation"):
+        service = cast("ChatService", target)
+        return ServiceSession(service, actor, owner=owner, staff_label=staff_label)
+    raise TypeError(f"ChatWidget chats with an Atom or a ChatService, got {type(target).__name__}")

@@ -1,0 +1,141 @@
+"""`show_turns(reports)`: a table of TurnReports with filters, in a notebook.
+
+The filters are traits of the returned `TurnsTable` (and dropdowns and a checkbox bound
+to them): the final action, the atom, escalated turns only, and an orbital whose verdict
+was not "allow". `TurnsTable.visible` is what the table shows.
+
+```python
+from chatomon.notebook import show_turns
+
+table = show_turns(widget.reports)
+table.final_action = "blocked"
+[report.turn_id for report in table.visible]
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import ipywidgets  # type: ignore[import-untyped]
+from traitlets import Bool, Unicode
+
+from chatomon.notebook.markup import badge, details, duration_bar, escape, table, view
+from chatomon.notebook.report_views import report_body_html
+from chatomon.schemas import TurnReport
+
+__all__ = ["ANY", "TurnsTable", "matching_reports", "show_turns"]
+
+ANY = "(any)"
+"""The filter value that lets every report through."""
+
+HEADERS = ("started", "atom", "final action", "duration", "tokens", "not allowed by", "turn")
+
+
+def _stopped_by(report: TurnReport) -> list[str]:
+    results = [*report.input, *(r for attempt in report.output for r in attempt.results)]
+    return [result.name for result in results if result.action != "allow"]
+
+
+def matching_reports(
+    reports: Iterable[TurnReport],
+    *,
+    final_action: str = ANY,
+    atom_name: str = ANY,
+    escalated_only: bool = False,
+    orbital: str = ANY,
+) -> list[TurnReport]:
+    """The reports that pass every filter; `ANY` (or False) turns a filter off."""
+    return [
+        report
+        for report in reports
+        if final_action in (ANY, report.final_action)
+        and atom_name in (ANY, report.atom_name)
+        and (report.escalated or not escalated_only)
+        and (orbital == ANY or orbital in _stopped_by(report))
+    ]
+
+
+def turns_html(reports: Sequence[TurnReport]) -> str:
+    """The reports as one table, each followed by its whole report in a closed section."""
+    if not reports:
+        return view('<div class="cm-muted">No turn matches.</div>')
+    longest = max(report.duration_ms for report in reports)
+    rows = [
+        [
+            escape(report.started_at.isoformat(timespec="seconds")),
+            escape(report.atom_name),
+            badge(report.final_action) + (" " + badge("escalated") if report.escalated else ""),
+            duration_bar(report.duration_ms, longest),
+            escape(report.usage.total_tokens),
+            escape(", ".join(_stopped_by(report))),
+            escape(report.turn_id),
+        ]
+        for report in reports
+    ]
+    sections = "".join(
+        details(f"Turn {escape(report.turn_id)}", report_body_html(report)) for report in reports
+    )
+    caption = f"<div><b>{len(reports)} turns</b></div>"
+    return view(caption + table(HEADERS, rows) + sections)
+
+
+def _choices(values: Iterable[str]) -> list[str]:
+    return [ANY, *sorted(set(values))]
+
+
+class TurnsTable(ipywidgets.VBox):  # type: ignore[misc]
+    """The filterable table `show_turns` returns.
+
+    Attributes:
+        reports: Every report given.
+        final_action: Show only turns that ended so (`ANY` for all).
+        atom_name: Show only turns of this atom.
+        escalated_only: Show only escalated turns.
+        orbital: Show only turns in which this orbital did not allow the text.
+    """
+
+    final_action = Unicode(ANY)
+    atom_name = Unicode(ANY)
+    escalated_only = Bool(False)
+    orbital = Unicode(ANY)
+
+    def __init__(self, reports: Iterable[TurnReport], **kwargs: Any) -> None:
+        self.reports = tuple(reports)
+        names = [name for report in self.reports for name in _stopped_by(report)]
+        controls = {
+            "final_action": ipywidgets.Dropdown(
+                options=_choices(r.final_action for r in self.reports), description="action"
+            ),
+            "atom_name": ipywidgets.Dropdown(
+                options=_choices(r.atom_name for r in self.reports), description="atom"
+            ),
+            "orbital": ipywidgets.Dropdown(options=_choices(names), description="orbital"),
+            "escalated_only": ipywidgets.Checkbox(description="escalated only"),
+        }
+        self._table = ipywidgets.HTML()
+        super().__init__(children=[ipywidgets.HBox(list(controls.values())), self._table], **kwargs)
+        for name, control in controls.items():
+            ipywidgets.link((control, "value"), (self, name))
+        self.observe(self._render, names=["final_action", "atom_name", "escalated_only", "orbital"])
+        self._render()
+
+    @property
+    def visible(self) -> list[TurnReport]:
+        """The reports the filters let through, in the order given."""
+        return matching_reports(
+            self.reports,
+            final_action=self.final_action,
+            atom_name=self.atom_name,
+            escalated_only=self.escalated_only,
+            orbital=self.orbital,
+        )
+
+    def _render(self, _change: object = None) -> None:
+        self._table.value = turns_html(self.visible)
+
+
+def show_turns(reports: Iterable[TurnReport]) -> TurnsTable:
+    """A table of `reports` with filters; display it by leaving it last in a cell."""
+    return TurnsTable(reports)

@@ -1,0 +1,256 @@
+"""`ChatWidget`: chat with an Atom or a ChatService inside a notebook.
+
+```python
+from chatomon.notebook import ChatWidget
+
+widget = ChatWidget(service)          # or ChatWidget(atom)
+widget                                # shows it: messages, input box, Send / Stop
+widget.send("Rename Steel to Iron")   # the same from code; the turn runs in the background
+await widget.wait()
+widget.status, widget.pending         # "awaiting_confirmation", the confirm_mutation event
+widget.approve()                      # what the Approve button does
+await widget.wait()
+widget.messages[-1]["text"], widget.reports[-1]
+```
+
+Each turn runs as a task on the kernel's event loop, so the kernel keeps handling clicks
+(Approve, Reject, Stop) while it runs. Streamed text reaches `draft` in batches, at most
+one change per `flush_interval` seconds, not one per token. The state is in traitlets
+(`status`, `draft`, `messages`, `pending`, `error`, `last_report`, `reports`); the
+panels observe them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets  # type: ignore[import-untyped]
+
+from chatomon.errors import TurnStateError
+from chatomon.notebook.chat_markup import confirmation_html, status_html, transcript_html
+from chatomon.notebook.chat_state import BUSY, ChatState
+from chatomon.notebook.markup import details, view
+from chatomon.notebook.report_views import report_body_html
+from chatomon.notebook.targets import AtomSession, ServiceSession, session_for
+
+if TYPE_CHECKING:
+    from chatomon.chat.events import ConfirmMutation
+    from chatomon.chat.store.records import Owner
+
+__all__ = ["ChatWidget"]
+
+
+class ChatWidget(ChatState, ipywidgets.VBox):  # type: ignore[misc]
+    """A chat panel over an Atom or a ChatService, scriptable from Python.
+
+    Args:
+        target: An `Atom`, or a `ChatService` (anything with `run_turn` and
+            `resolve_confirmation`).
+        actor: Who asks a ChatService (default: an authenticated notebook user, id 0).
+        owner: The ChatService conversation owner; default `Owner.user(actor.id)`.
+        staff_label: Decide staff approvals from this widget as this staff member; without
+            it they wait for the console.
+        flush_interval: Seconds between two updates of the streamed text.
+
+    Attributes:
+        status: "idle", "running", "awaiting_confirmation", "error" or "stopped".
+        draft: The reply being streamed.
+        messages: The transcript: dicts with a "role" of "user", "assistant", "tool",
+            "confirmation", "error" or "notice".
+        pending: The `confirm_mutation` event waiting for a decision, or {}.
+        error: The message of the last error event.
+        last_report: The TurnReport of the last finished turn.
+        reports: Every TurnReport of this widget's turns.
+    """
+
+    def __init__(
+        self,
+        target: object,
+        *,
+        actor: Any = None,
+        owner: Owner | None = None,
+        staff_label: str | None = None,
+        flush_interval: float = 0.05,
+        **kwargs: Any,
+    ) -> None:
+        if actor is None:
+            from chatomon.data.actor import SimpleActor  # noqa: PLC0415 - only services need it
+
+            actor = SimpleActor(id=0, is_authenticated=True)
+        self.session = session_for(target, actor=actor, owner=owner, staff_label=staff_label)
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._status_panel = ipywidgets.HTML()
+        self._transcript = ipywidgets.HTML()
+        self._confirm_text = ipywidgets.HTML()
+        self._approve_button = ipywidgets.Button(description="Approve", button_style="success")
+        self._reject_button = ipywidgets.Button(description="Reject", button_style="danger")
+        self._confirm_row = ipywidgets.VBox(
+            [self._confirm_text, ipywidgets.HBox([self._approve_button, self._reject_button])]
+        )
+        self._input = ipywidgets.Text(placeholder="Message", layout={"width": "60%"})
+        self._send_button = ipywidgets.Button(description="Send", button_style="primary")
+        self._stop_button = ipywidgets.Button(description="Stop", button_style="warning")
+        self._report_panel = ipywidgets.HTML()
+        input_row = ipywidgets.HBox([self._input, self._send_button, self._stop_button])
+        super().__init__(
+            children=[
+                self._status_panel,
+                self._transcript,
+                self._confirm_row,
+                input_row,
+                self._report_panel,
+            ],
+            **kwargs,
+        )
+        self.flush_interval = flush_interval
+        self._send_button.on_click(self._on_send_click)
+        self._stop_button.on_click(self._on_stop_click)
+        self._approve_button.on_click(self._on_approve_click)
+        self._reject_button.on_click(self._on_reject_click)
+        self.observe(self._render_transcript, names=["messages", "draft"])
+        self.observe(self._render_controls, names=["status", "pending", "error"])
+        self.observe(self._render_report, names=["last_report"])
+        self._render_transcript()
+        self._render_controls()
+        self._render_report()
+
+    # The Python API -------------------------------------------------------------------
+
+    def send(self, text: str) -> asyncio.Task[None]:
+        """Start a turn for the user message `text`; returns its background task.
+
+        Raises:
+            TurnStateError: While a turn runs or waits for a confirmation.
+        """
+        if self.status in BUSY:
+            raise TurnStateError(
+                f"a turn is {self.status.replace('_', ' ')}; wait for it, decide it or stop it",
+                state=self.status,
+                operation="send",
+            )
+        self._add({"role": "user", "text": text})
+        self.error = ""
+        self.status = "running"
+        return self._start(self.session.turn(text))
+
+    def approve(self) -> asyncio.Task[None]:
+        """Approve the pending confirmation (the Approve button)."""
+        return self.decide(approved=True)
+
+    def reject(self) -> asyncio.Task[None]:
+        """Reject the pending confirmation (the Reject button)."""
+        return self.decide(approved=False)
+
+    def decide(self, *, approved: bool) -> asyncio.Task[None]:
+        """Decide the pending confirmation; the resumed turn streams into this widget.
+
+        Raises:
+            TurnStateError: When no confirmation is pending.
+        """
+        if not self.pending:
+            raise TurnStateError(
+                "no confirmation is pending", state=self.status, operation="decide"
+            )
+        pending, self.pending = dict(self.pending), {}
+        self.status = "running"
+        return self._start(self.session.decide(pending, approved))
+
+    async def confirm(self, pending: ConfirmMutation) -> bool:
+        """A tool loop `Confirmer` answered by this widget's buttons (Atom targets).
+
+        Build the atom's tool loop with it, or set it afterwards:
+        `loop.confirmer = widget.confirm`.
+
+        Raises:
+            TypeError: When the widget's target is not an Atom.
+        """
+        if not isinstance(self.session, AtomSession):
+            raise TypeError("ChatService turns confirm through the service; no confirmer needed")
+        return await self.session.confirm(pending)
+
+    def stop(self) -> None:
+        """Cancel the running turn; text streamed so far stays in the transcript."""
+        for task in self._tasks:
+            task.cancel()
+        if isinstance(self.session, AtomSession):
+            self.session.cancel_waiting()
+        self._end_reply(stopped=True)
+        self.pending = {}
+        self._add({"role": "notice", "text": "Stopped."})
+        self.status = "stopped"
+
+    async def wait(self) -> None:
+        """Wait until no turn task runs (the turn answered, failed, stopped or waits)."""
+        while self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    # Event handling -------------------------------------------------------------------
+
+    def _start(self, events: AsyncIterator[dict[str, Any]]) -> asyncio.Task[None]:
+        task = asyncio.get_running_loop().create_task(self._consume(events))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _consume(self, events: AsyncIterator[dict[str, Any]]) -> None:
+        try:
+            async for event in events:
+                self.handle_event(event)
+        except asyncio.CancelledError:
+            raise  # stop() already recorded it
+        except Exception as error:  # noqa: BLE001 - a notebook shows the failure, not a trace
+            self.handle_event(
+                {"type": "error", "code": type(error).__name__, "message": str(error)}
+            )
+        if self.status == "running" and not self._others_running():
+            self._end_reply(stopped=False)
+            self.status = "idle"
+
+    def _others_running(self) -> bool:
+        current = asyncio.current_task()
+        return any(task is not current and not task.done() for task in self._tasks)
+
+    # Buttons and panels ---------------------------------------------------------------
+
+    def _on_send_click(self, _button: object = None) -> None:
+        text = self._input.value.strip()
+        if text and self.status not in BUSY:
+            self._input.value = ""
+            self.send(text)
+
+    def _on_stop_click(self, _button: object = None) -> None:
+        if self.status in BUSY:
+            self.stop()
+
+    def _on_approve_click(self, _button: object = None) -> None:
+        if self.pending:
+            self.approve()
+
+    def _on_reject_click(self, _button: object = None) -> None:
+        if self.pending:
+            self.reject()
+
+    def _can_decide(self) -> bool:
+        if self.pending.get("approver") != "staff":
+            return True
+        return isinstance(self.session, ServiceSession) and self.session.staff_label is not None
+
+    def _render_transcript(self, _change: object = None) -> None:
+        self._transcript.value = transcript_html(self.messages, self.draft)
+
+    def _render_controls(self, _change: object = None) -> None:
+        self._status_panel.value = status_html(self.status, self.error)
+        self._confirm_text.value = confirmation_html(self.pending, can_decide=self._can_decide())
+        self._confirm_row.layout.display = "flex" if self.pending else "none"
+        self._approve_button.disabled = self._reject_button.disabled = not self._can_decide()
+        self._send_button.disabled = self.status in BUSY
+        self._stop_button.disabled = self.status not in BUSY
+
+    def _render_report(self, _change: object = None) -> None:
+        report = self.last_report
+        if report is None:
+            self._report_panel.value = ""
+            return
+        self._report_panel.value = view(details("Last turn report", report_body_html(report)))
