@@ -1,0 +1,92 @@
+"""Who may chat, as whom, and how much: the checks every transport runs before a turn.
+
+- `permitted`: the `permission` setting, called with `(user, scope)`; a falsy answer denies
+  (HTTP 403, WebSocket close 4403). A sync callable runs in a worker thread, so it may use
+  the ORM.
+- `chat_identity`: anonymous chats belong to a random identity kept in the Django session,
+  created (and its cookie set by SessionMiddleware) on the first request.
+- `rate_limited`: one request counted against the actor's budget, per message and per
+  confirmation; a refusal is the `rate_limited` event with `retry_after_seconds`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+from asgiref.sync import sync_to_async
+
+from chatomon.chat.service_events import error_event
+from chatomon.django.conf import ChatSettings
+from chatomon.django.ratelimit import RateLimiter, scope_key
+
+__all__ = [
+    "DENIED_MESSAGE",
+    "RATE_LIMITED_MESSAGE",
+    "SESSION_MARKER",
+    "chat_identity",
+    "denied_event",
+    "limiter_for",
+    "permitted",
+    "rate_limited",
+    "scope_key",
+]
+
+SESSION_MARKER = "chatomon_chat_id"
+"""The session entry holding the anonymous chat identity (see `chat_identity`)."""
+DENIED_MESSAGE = "You are not allowed to use this chat."
+RATE_LIMITED_MESSAGE = "Chat rate limit exceeded. Try again later."
+
+
+def denied_event() -> dict[str, Any]:
+    """The error event of a permission denial (HTTP 403)."""
+    return error_event("permission_denied", DENIED_MESSAGE)
+
+
+async def permitted(settings: ChatSettings, user: Any, scope: Mapping[str, Any]) -> bool:
+    """Whether the `permission` setting lets `user` in (no setting: everyone may)."""
+    check = settings.permission
+    if check is None:
+        return True
+    if inspect.iscoroutinefunction(check):
+        return bool(await check(user, scope))
+    answer = await sync_to_async(check, thread_sensitive=True)(user, scope)
+    if inspect.isawaitable(answer):
+        answer = await answer
+    return bool(answer)
+
+
+async def chat_identity(session: Any, *, save: bool = False) -> str:
+    """The anonymous chat identity kept in the session, created on first use.
+
+    A random value rather than the session key: a signed-cookie session's key is its
+    content, equal for two new sessions with the same data and changed by every write,
+    while this value is unique and stays put until the session is flushed. `save` stores
+    a new session at once (WebSocket); over HTTP, SessionMiddleware saves it and sets the
+    cookie on the response.
+    """
+    identity = await session.aget(SESSION_MARKER)
+    if isinstance(identity, str) and identity:
+        return identity
+    identity = secrets.token_urlsafe(24)
+    await session.aset(SESSION_MARKER, identity)
+    if save:
+        await session.asave()
+    return identity
+
+
+def limiter_for(settings: ChatSettings) -> RateLimiter:
+    """The rate limiter of these settings' budgets."""
+    return RateLimiter(settings)
+
+
+async def rate_limited(limiter: RateLimiter, scope: str) -> dict[str, Any] | None:
+    """Count one request against `scope`; the `rate_limited` event when over budget."""
+    admission = await limiter.hit(scope)
+    if admission.allowed:
+        return None
+    return error_event(
+        "rate_limited", RATE_LIMITED_MESSAGE, retry_after_seconds=admission.retry_after_seconds
+    )

@@ -1,0 +1,66 @@
+"""`POST chat/confirm/`: the end user's decision on a pending mutation confirmation.
+
+Body: `{"confirmation_id": "<the confirm_mutation event's id>", "confirmed": true|false,
+"conversation_id"?}`. The claim is atomic and scoped to the asking user (or anonymous
+session): a confirmation of someone else, an unknown, decided or expired one all give
+`confirmation_unavailable`; a malformed body or id gives `bad_event`.
+
+The winner's answer is `confirmation_resolved` followed by the resumed turn's events (the
+mutation's tool_result, the reply, done; or another confirm_mutation). As the seed says, the
+answer is the JSON envelope; beyond the seed, a request whose `Accept` names
+`text/event-stream` gets the same events as an event stream (see `chatomon.django.sse`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase, JsonResponse
+
+from chatomon.django.conf import ChatSettings
+from chatomon.django.http import ChatEndpoint, envelope
+from chatomon.django.requests import ConfirmRequest, parse_confirm
+from chatomon.django.sse import HEARTBEAT_SECONDS, event_stream_response, refusal_response
+
+__all__ = ["ChatConfirmView", "wants_event_stream"]
+
+
+def wants_event_stream(request: HttpRequest) -> bool:
+    """Whether the request's Accept header asks for `text/event-stream`."""
+    return "text/event-stream" in request.headers.get("Accept", "")
+
+
+class ChatConfirmView(ChatEndpoint):
+    """`POST chat/confirm/`: resolve a confirmation; the envelope, or SSE on request."""
+
+    body_error = "bad_event"
+    heartbeat_seconds: float = HEARTBEAT_SECONDS
+
+    def parse(self, payload: Mapping[str, Any], settings: ChatSettings) -> Any:
+        """The decision in the body, or a BadRequest (`bad_event`)."""
+        return parse_confirm(payload)
+
+    def refuse(self, request: HttpRequest, status: int, event: dict[str, Any]) -> HttpResponse:
+        """A refusal in the format the client asked for."""
+        if wants_event_stream(request):
+            return refusal_response(status, event)
+        return super().refuse(request, status, event)
+
+    async def post(self, request: HttpRequest) -> HttpResponseBase:
+        """Claim the confirmation and run the resumed turn."""
+        admitted = await self.admit(request)
+        if isinstance(admitted, HttpResponseBase):
+            return admitted
+        decision: ConfirmRequest = admitted.payload
+        events = admitted.service.resolve_confirmation(
+            admitted.user,
+            decision.confirmation_id,
+            decision.confirmed,
+            owner=admitted.owner,
+            budget=admitted.budget(),
+        )
+        if wants_event_stream(request):
+            return event_stream_response(events, self.heartbeat_seconds)
+        return JsonResponse(envelope([event async for event in events]))

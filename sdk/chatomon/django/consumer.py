@@ -1,0 +1,227 @@
+"""`ChatConsumer`: chat over a WebSocket (Channels), the seed's client and server events.
+
+Client events (JSON text frames; unknown fields ignored):
+`{"type": "message", "text", "conversation_id"?}` and
+`{"type": "confirm", "confirmation_id", "confirmed", "conversation_id"?}`.
+
+On connect: a startup failure (bad settings, a provider that cannot be built) closes with
+1011; the `permission` setting denying closes with 4403. Then, per frame: a frame that is
+not a JSON object, of unknown type, or a malformed confirm gives `bad_event`; the message
+checks of `chatomon.django.requests` apply; a message while a turn streams gives
+`turn_in_progress`, while this socket's client confirmation is open `confirmation_pending`
+(a staff approval does not block: the user cannot decide it); a confirm while a turn streams
+`turn_in_progress`; every message and confirm counts against the rate limit.
+
+One turn runs at a time, in a task of its own; a disconnect cancels it and the service
+records it as aborted. The socket joins the channel-layer group of every conversation its
+events name, so a turn resumed elsewhere (a staff approval, another process, an expiry)
+reaches it; events of a turn this socket resumes itself arrive once, from its own stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from typing import Any
+from urllib.parse import parse_qs
+from uuid import UUID
+
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.contrib.auth.models import AnonymousUser
+
+from chatomon.chat.service_events import GENERIC_ERROR_MESSAGE, error_event
+from chatomon.django.admission import (
+    chat_identity,
+    limiter_for,
+    permitted,
+    rate_limited,
+    scope_key,
+)
+from chatomon.django.conf import chat_settings
+from chatomon.django.requests import BadRequest, decode_object, parse_confirm, parse_message
+from chatomon.django.service import chat_service, conversation_group, owner_for
+from chatomon.django.signals import send_chat_error
+from chatomon.django.socket_state import SocketState
+
+__all__ = ["CLOSE_FORBIDDEN", "CLOSE_STARTUP_FAILED", "ChatConsumer"]
+
+logger = logging.getLogger(__name__)
+
+CLOSE_FORBIDDEN = 4403
+CLOSE_STARTUP_FAILED = 1011
+
+
+class ChatConsumer(AsyncWebsocketConsumer):
+    """One chat socket: one turn at a time, events as JSON text frames."""
+
+    async def connect(self) -> None:
+        """Accept, then close at once with 1011 (startup failure) or 4403 (denied)."""
+        await self.accept()
+        self.state = SocketState()
+        self.task: asyncio.Task[None] | None = None
+        try:
+            self.settings = chat_settings()
+            self.service = chat_service()
+            self.user = self.scope.get("user") or AnonymousUser()
+            allowed = await permitted(self.settings, self.user, self.scope)
+            if allowed:
+                await self._identify()
+        except Exception as error:
+            logger.exception("chat socket failed to start")
+            send_chat_error("chat_error", "The chat socket failed to start.", exception=error)
+            await self.close(code=CLOSE_STARTUP_FAILED)
+            return
+        if not allowed:
+            await self.close(code=CLOSE_FORBIDDEN)
+            return
+        await self._subscribe_from_query()
+
+    async def _identify(self) -> None:
+        session_key = None
+        if not self.user.is_authenticated:
+            session_key = await chat_identity(self.scope["session"], save=True)
+        self.owner = owner_for(self.user, session_key)
+        client = self.scope.get("client") or (None,)
+        self.rate_scope = scope_key(self.user, session_key, client[0])
+
+    async def disconnect(self, code: int) -> None:
+        """Cancel the running turn (recorded as aborted) and leave the groups."""
+        task = getattr(self, "task", None)
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        state: SocketState | None = getattr(self, "state", None)
+        if state is not None and getattr(self, "channel_layer", None) is not None:
+            for group in state.groups:
+                await self.channel_layer.group_discard(group, self.channel_name)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        """Answer one client frame."""
+        raw = text_data if text_data is not None else (bytes_data or b"")
+        decoded = decode_object(raw, "bad_event")
+        if isinstance(decoded, BadRequest):
+            await self.send_event(decoded.event)
+        elif decoded.get("type") == "message":
+            await self._on_message(decoded)
+        elif decoded.get("type") == "confirm":
+            await self._on_confirm(decoded)
+        else:
+            await self.send_event(
+                error_event("bad_event", "Unknown event type; send `message` or `confirm`.")
+            )
+
+    async def _on_message(self, payload: Any) -> None:
+        message = parse_message(payload, self.settings.max_message_chars)
+        if isinstance(message, BadRequest):
+            await self.send_event(message.event)
+            return
+        refusal = self._busy() or self.state.open_confirmation()
+        if refusal is None:
+            refusal = await rate_limited(limiter_for(self.settings), self.rate_scope)
+        if refusal is not None:
+            await self.send_event(refusal)
+            return
+        events = self.service.run_turn(
+            self.user,
+            message.text,
+            message.conversation_id,
+            owner=self.owner,
+            budget=limiter_for(self.settings).budget(self.rate_scope),
+        )
+        self.task = asyncio.ensure_future(self._stream(events))
+
+    async def _on_confirm(self, payload: Any) -> None:
+        decision = parse_confirm(payload)
+        if isinstance(decision, BadRequest):
+            await self.send_event(decision.event)
+            return
+        refusal = self._busy() or await rate_limited(limiter_for(self.settings), self.rate_scope)
+        if refusal is not None:
+            await self.send_event(refusal)
+            return
+        resumed = await self._turn_of(decision.confirmation_id)
+        self.state.forget(decision.confirmation_id)  # decided here: no longer open, won or not
+        if resumed is not None:
+            self.state.suppress(resumed)  # its events come from our own stream, not the group
+        events = self.service.resolve_confirmation(
+            self.user,
+            decision.confirmation_id,
+            decision.confirmed,
+            owner=self.owner,
+            budget=limiter_for(self.settings).budget(self.rate_scope),
+        )
+        self.task = asyncio.ensure_future(self._stream(events, resumed))
+
+    def _busy(self) -> dict[str, Any] | None:
+        if self.task is None or self.task.done():
+            return None
+        return error_event("turn_in_progress", "Wait for the current turn to finish.")
+
+    async def _turn_of(self, confirmation_id: str) -> str | None:
+        """The turn a confirmation resumes, when it is this owner's."""
+        known = self.state.turn_of(confirmation_id)
+        if known is not None:
+            return known
+        try:
+            key = UUID(confirmation_id)
+        except ValueError:
+            return None
+        found = await self.service.store.get_confirmation(key, owner=self.owner)
+        return found.turn_id if found is not None else None
+
+    async def _stream(self, events: Any, resumed: str | None = None) -> None:
+        """Send a turn's events; a resumed turn's group copies stay dropped (SocketState)."""
+        won = False
+        try:
+            async with contextlib.aclosing(events) as stream:
+                async for event in stream:
+                    won = won or event.get("type") == "confirmation_resolved"
+                    await self._follow(event)
+                    await self.send_event(event)
+        except Exception as error:
+            logger.exception("chat socket turn failed")
+            send_chat_error("chat_error", GENERIC_ERROR_MESSAGE, exception=error, user=self.user)
+            await self.send_event(error_event("chat_error", GENERIC_ERROR_MESSAGE))
+        finally:
+            if resumed is not None:
+                self.state.own_stream_ended(resumed, resumed=won)
+
+    async def _follow(self, event: dict[str, Any]) -> None:
+        """Track confirmations and join the event's conversation group."""
+        self.state.observe(event)
+        conversation_id = event.get("conversation_id")
+        if conversation_id and event.get("code") != "conversation_not_found":
+            await self._join(str(conversation_id))
+
+    async def _join(self, conversation_id: str) -> None:
+        if getattr(self, "channel_layer", None) is None:  # no CHANNEL_LAYERS configured
+            return
+        group = conversation_group(conversation_id)
+        if self.state.join(group):
+            await self.channel_layer.group_add(group, self.channel_name)
+
+    async def _subscribe_from_query(self) -> None:
+        """`?conversation_id=` on connect: follow that conversation of this owner."""
+        query = parse_qs(self.scope.get("query_string", b"").decode("latin1"))
+        for value in query.get("conversation_id", [])[:1]:
+            try:
+                key = UUID(value)
+            except ValueError:
+                continue
+            if await self.service.store.get_conversation(self.owner, key) is not None:
+                await self._join(str(key))
+
+    async def chat_event(self, message: dict[str, Any]) -> None:
+        """A group message: an event of a turn resumed elsewhere."""
+        event = message.get("event")
+        if not isinstance(event, dict) or not self.state.accept_group_event(event):
+            return
+        self.state.observe(event)
+        await self.send_event(event)
+
+    async def send_event(self, event: dict[str, Any]) -> None:
+        """Send one event as a JSON text frame."""
+        await self.send(text_data=json.dumps(event, default=str))

@@ -1,0 +1,161 @@
+"""`POST chat/`: one turn answered as the JSON envelope `{"events": [...], "answer": "..."}`.
+
+`ChatEndpoint` is what the three chat views share: POST only (Django's 405 otherwise),
+CSRF-protected (Django's 403), then, in this order and before any turn runs: the
+`permission` setting (403 `permission_denied`), the body (413 `request_too_large`, 400
+`bad_message` / `message_too_long` / `bad_event`), the owner (the user, else the session,
+created now so its cookie goes out with the response), and one request counted against the
+rate limit (429 `rate_limited`, with `Retry-After`). Refusals use the endpoint's own format.
+
+Plain HTTP cannot pause for the end user: a mutation in `confirm_mutations` ends the turn
+with `confirmation_required_transport`. Staff approvals still pause (the envelope ends with
+`confirm_mutation`, approver "staff"); the console resumes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.response import HttpResponseBase
+from django.utils.decorators import method_decorator
+from django.views import View
+from django.views.decorators.csrf import csrf_protect
+
+from chatomon.chat.service import ChatService
+from chatomon.chat.store.records import Owner
+from chatomon.django.admission import (
+    chat_identity,
+    denied_event,
+    limiter_for,
+    permitted,
+    rate_limited,
+    scope_key,
+)
+from chatomon.django.conf import ChatSettings, chat_settings
+from chatomon.django.requests import (
+    MAX_BODY_BYTES,
+    BadRequest,
+    MessageRequest,
+    decode_object,
+    parse_message,
+    too_large,
+)
+from chatomon.django.service import chat_service, owner_for
+
+__all__ = ["Admitted", "ChatEndpoint", "ChatView", "envelope"]
+
+
+def envelope(events: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The JSON envelope: the events in order, and every text chunk joined as the answer.
+
+    Examples:
+        >>> envelope([{"type": "text_chunk", "content": "Hi"}, {"type": "done"}])["answer"]
+        'Hi'
+    """
+    listed = [dict(event) for event in events]
+    answer = "".join(e["content"] for e in listed if e.get("type") == "text_chunk")
+    return {"events": listed, "answer": answer}
+
+
+@dataclass(frozen=True, slots=True)
+class Admitted:
+    """A request that passed every check: who asks, as which owner, with what budget."""
+
+    settings: ChatSettings
+    service: ChatService
+    user: Any
+    owner: Owner
+    scope: str
+    payload: Any
+
+    def budget(self) -> Any:
+        """The token budget of this actor for the turn."""
+        return limiter_for(self.settings).budget(self.scope)
+
+
+def _asgi_scope(request: HttpRequest) -> Mapping[str, Any]:
+    scope = getattr(request, "scope", None)
+    if isinstance(scope, Mapping):
+        return scope
+    return {"type": "http", "method": request.method, "path": request.path}
+
+
+def _read(request: HttpRequest, code: str) -> Mapping[str, Any] | BadRequest:
+    declared = request.META.get("CONTENT_LENGTH") or "0"
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        return too_large()
+    try:
+        body = request.body
+    except RequestDataTooBig:
+        return too_large()
+    return decode_object(body, code)
+
+
+@method_decorator(csrf_protect, name="dispatch")
+class ChatEndpoint(View):
+    """The checks and refusals every chat view shares (see the module docstring)."""
+
+    http_method_names = ("post",)
+    body_error = "bad_message"
+    """The code of a body that is not a JSON object."""
+
+    def parse(self, payload: Mapping[str, Any], settings: ChatSettings) -> Any:
+        """The request this endpoint reads from the decoded body, or a BadRequest."""
+        return parse_message(payload, settings.max_message_chars)
+
+    def refuse(self, request: HttpRequest, status: int, event: dict[str, Any]) -> HttpResponse:
+        """A refusal in this endpoint's format (default: the JSON envelope)."""
+        return JsonResponse(envelope([event]), status=status)
+
+    async def admit(self, request: HttpRequest) -> Admitted | HttpResponseBase:
+        """Run every check; the admitted request, or the refusal to send."""
+        settings = chat_settings()
+        user = await request.auser()
+        if not await permitted(settings, user, _asgi_scope(request)):
+            return self.refuse(request, 403, denied_event())
+        decoded = _read(request, self.body_error)
+        parsed = decoded if isinstance(decoded, BadRequest) else self.parse(decoded, settings)
+        if isinstance(parsed, BadRequest):
+            return self.refuse(request, parsed.status, parsed.event)
+        session_key = None
+        if not user.is_authenticated:
+            session = getattr(request, "session", None)
+            if session is None:  # no SessionMiddleware: an anonymous chat has no owner
+                return self.refuse(request, 403, denied_event())
+            session_key = await chat_identity(session)
+        scope = scope_key(user, session_key, request.META.get("REMOTE_ADDR"))
+        limited = await rate_limited(limiter_for(settings), scope)
+        if limited is not None:
+            response = self.refuse(request, 429, limited)
+            response["Retry-After"] = str(limited["retry_after_seconds"])
+            return response
+        owner = owner_for(user, session_key)
+        return Admitted(settings, chat_service(), user, owner, scope, parsed)
+
+
+class ChatView(ChatEndpoint):
+    """`POST chat/`: `{"text", "conversation_id"?}` → 200 with the envelope of the turn."""
+
+    async def post(self, request: HttpRequest) -> HttpResponseBase:
+        """Run the turn to its end and answer with every event."""
+        admitted = await self.admit(request)
+        if isinstance(admitted, HttpResponseBase):
+            return admitted
+        message: MessageRequest = admitted.payload
+        events = admitted.service.run_turn(
+            admitted.user,
+            message.text,
+            message.conversation_id,
+            owner=admitted.owner,
+            budget=admitted.budget(),
+            can_confirm=False,
+        )
+        return JsonResponse(envelope(await _collect(events)))
+
+
+async def _collect(events: AsyncIterator[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [event async for event in events]

@@ -1,0 +1,159 @@
+# The models and the channel layer need a ready app registry: imported where they are used.
+# ruff: noqa: PLC0415
+"""The Django wiring of `ChatService`: one service per process and settings, owners, groups.
+
+`chat_service()` is what every transport calls: the service built from `chat_settings()`
+by `build_chat_service`, kept as long as those settings stay the same object (a changed
+CHATOMON, or `override_settings`, builds a new one). One provider per process rather than
+one per request: a provider holds connections, a local model takes seconds to load.
+
+Resumed turns (staff approvals, expiries, a confirmation resolved in another process) are
+published to the conversation's channel-layer group, `conversation_group(id)`, which every
+socket streaming that conversation has joined.
+
+```python
+service = chat_service()
+owner = owner_for(request.user, request.session.session_key)
+async for event in service.run_turn(request.user, "Which parts?", owner=owner):
+    ...
+```
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+from uuid import UUID
+
+from chatomon.chat.service import ChatService
+from chatomon.chat.store.records import Owner
+from chatomon.chat.tools.toolset import Toolset
+from chatomon.data.actor import is_authenticated
+from chatomon.django.conf import ChatSettings, chat_settings
+from chatomon.providers.registry import build_provider
+
+__all__ = [
+    "GROUP_EVENT_TYPE",
+    "build_chat_service",
+    "chat_service",
+    "conversation_group",
+    "load_actor",
+    "owner_for",
+    "publish_event",
+]
+
+GROUP_EVENT_TYPE = "chat.event"
+"""The channel-layer message type carrying one chat event (the consumer's `chat_event`)."""
+
+_lock = threading.Lock()
+_built: dict[int, tuple[ChatSettings, ChatService]] = {}
+
+
+def conversation_group(conversation_id: str | UUID) -> str:
+    """The channel-layer group of a conversation (ASCII, well under the 100-char limit).
+
+    Examples:
+        >>> conversation_group("6f1c2a4e-0000-4000-8000-000000000001")
+        'chatomon.conversation.6f1c2a4e000040008000000000000001'
+    """
+    key = conversation_id if isinstance(conversation_id, UUID) else UUID(str(conversation_id))
+    return f"chatomon.conversation.{key.hex}"
+
+
+def owner_for(user: Any, session_key: str | None) -> Owner:
+    """The conversation owner: the authenticated user, else the anonymous session.
+
+    Raises:
+        ValueError: For an anonymous user without a session key.
+    """
+    if is_authenticated(user):
+        return Owner.user(user.pk)
+    if not session_key:
+        raise ValueError("an anonymous chat needs a session (add SessionMiddleware)")
+    return Owner.session(session_key)
+
+
+async def load_actor(owner: Owner) -> Any:
+    """The asking actor of a turn resumed by someone else: the user, else AnonymousUser."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import AnonymousUser
+
+    if owner.kind == "user":
+        user = await get_user_model()._default_manager.filter(pk=owner.key).afirst()
+        if user is not None:
+            return user
+    return AnonymousUser()
+
+
+async def publish_event(event: Mapping[str, Any]) -> None:
+    """Send one event of a resumed turn to its conversation's group (no layer: dropped)."""
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    conversation_id = event.get("conversation_id")
+    if layer is None or not conversation_id:
+        return
+    message = {"type": GROUP_EVENT_TYPE, "event": dict(event)}
+    await layer.group_send(conversation_group(str(conversation_id)), message)
+
+
+def _listeners(settings: ChatSettings) -> list[Any]:
+    from chatomon.django.audit import AuditListener
+    from chatomon.django.signals import send_activity
+
+    listeners: list[Any] = [send_activity]
+    if settings.audit.active:
+        listeners.append(AuditListener(settings))
+    return listeners
+
+
+def _registry(settings: ChatSettings) -> Any:
+    if settings.registry is None:
+        from chatomon.data.autodiscovery import autodiscover
+
+        autodiscover()  # the apps' chat modules fill the default registry
+    registry = settings.manager_registry()
+    settings.check_mutation_names(registry)
+    return registry
+
+
+def build_chat_service(settings: ChatSettings | None = None) -> ChatService:
+    """A ChatService wired from the validated settings (default: `chat_settings()`).
+
+    DjangoStore, the configured provider, the chat tools over the manager registry, the
+    atom's orbitals, the loop limits, the signal and audit listeners, the channel-layer
+    publisher and the actor loader.
+    """
+    from chatomon.django.store import DjangoStore
+
+    chosen = settings or chat_settings()
+    return ChatService(
+        store=DjangoStore(),
+        provider=build_provider(chosen.provider, chosen.provider_config),
+        toolset=Toolset(_registry(chosen), chosen.tool_settings()),
+        atom_config=chosen.atom_config(),
+        limits=chosen.loop_limits(),
+        system_prompt=chosen.system_prompt,
+        max_recent_messages=chosen.max_recent_messages,
+        summarize_after=chosen.summarize_after,
+        confirm_timeout_seconds=chosen.confirm_timeout_seconds,
+        staff_approval_timeout_seconds=chosen.staff_approval_timeout_seconds,
+        listeners=_listeners(chosen),
+        publisher=publish_event,
+        actor_loader=load_actor,
+    )
+
+
+def chat_service() -> ChatService:
+    """The process's service for the current settings, built on first use."""
+    settings = chat_settings()
+    with _lock:
+        known = _built.get(id(settings))
+        if known is not None and known[0] is settings:
+            return known[1]
+    service = build_chat_service(settings)
+    with _lock:
+        _built.clear()  # older settings are gone for good: keep only the current service
+        _built[id(settings)] = (settings, service)
+    return service

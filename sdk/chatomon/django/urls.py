@@ -1,0 +1,34 @@
+"""The chat routes: `path("chat/", include("chatomon.django.urls"))`.
+
+| route            | view              | name                 |
+|------------------|-------------------|----------------------|
+| `POST chat/`     | `ChatView`        | `chatomon:chat`      |
+| `POST chat/stream/` | `ChatStreamView` | `chatomon:stream`  |
+| `POST chat/confirm/` | `ChatConfirmView` | `chatomon:confirm` |
+
+`chat_urls()` mounts them under the `url` setting instead of a literal prefix:
+`urlpatterns = [chat_urls(), ...]`.
+"""
+
+from __future__ import annotations
+
+from django.urls import URLResolver, include, path
+
+from chatomon.django.conf import chat_settings
+from chatomon.django.confirm import ChatConfirmView
+from chatomon.django.http import ChatView
+from chatomon.django.sse import ChatStreamView
+
+__all__ = ["app_name", "chat_urls", "urlpatterns"]
+
+app_name = "chatomon"
+urlpatterns = [
+    path("", ChatView.as_view(), name="chat"),
+    path("stream/", ChatStreamView.as_view(), name="stream"),
+    path("confirm/", ChatConfirmView.as_view(), name="confirm"),
+]
+
+
+def chat_urls() -> URLResolver:
+    """The chat routes under the `url` setting's base path (default "chat/")."""
+    return path(chat_settings().url_prefix, include("chatomon.django.urls"))

@@ -1,0 +1,49 @@
+"""Settings of the test project's server processes: tests.django_settings plus chat.
+
+Environment: DATABASE_URL (see tests.django_settings), REDIS_URL (Redis cache and
+channels_redis; unset: local-memory cache and the in-memory channel layer),
+CHATOMON_TEST_PREFIX (cache and channel-layer key prefix, so runs never share state),
+CHATOMON_TEST_RATE_REQUESTS (the request budget), CHATOMON_TEST_PROVIDER_DELAY (seconds
+the rules provider waits before each completion).
+"""
+
+from __future__ import annotations
+
+import os
+
+from tests.asgi_app import project
+from tests.django_settings import *  # noqa: F403
+
+_prefix = os.environ.get("CHATOMON_TEST_PREFIX", "chatomon-tests")
+_redis = os.environ.get("REDIS_URL", "")
+
+MIDDLEWARE = project.MIDDLEWARE
+SESSION_ENGINE = project.SESSION_ENGINE
+ROOT_URLCONF = project.ROOT_URLCONF
+ALLOWED_HOSTS = project.ALLOWED_HOSTS
+ASGI_APPLICATION = "tests.asgi_app.asgi.application"
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+CHATOMON = project.chatomon(
+    provider_config={"delay_seconds": float(os.environ.get("CHATOMON_TEST_PROVIDER_DELAY", "0"))},
+    rate_limit={
+        "requests": int(os.environ.get("CHATOMON_TEST_RATE_REQUESTS", "100000")),
+        "window_seconds": 3600,
+    },
+)
+if _redis:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": _redis,
+            "KEY_PREFIX": _prefix,
+        }
+    }
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [_redis], "prefix": _prefix, "capacity": 1000},
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}

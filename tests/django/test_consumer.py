@@ -1,0 +1,269 @@
+"""The WebSocket consumer in process (Channels' WebsocketCommunicator): every event and code."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from channels.testing.websocket import WebsocketCommunicator
+from django.test import AsyncClient
+
+from chatomon.data.actor import SimpleActor
+from chatomon.django.models import Turn
+from chatomon.django.service import chat_service
+from tests.asgi_app.fixtures import (
+    chat_project,  # noqa: F401 - a fixture
+    close_worker_connections,  # noqa: F401 - a fixture
+    configure,
+    make_part,
+    make_user,
+    types,
+)
+from tests.testapp.models import Part
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("chat_project", "close_worker_connections"),
+]
+CREATE = 'mutate createPart {"name": "Bolt"}'
+STAFF = SimpleActor(id=0, is_authenticated=True, is_staff=True)
+
+
+async def session_cookie(username: str | None) -> bytes | None:
+    if username is None:
+        return None
+    client = AsyncClient()
+    await client.aforce_login(await make_user(username))
+    return f"sessionid={client.cookies['sessionid'].value}".encode()
+
+
+async def open_socket(
+    username: str | None = "alice", *, path: str = "/chat/", origin: bytes = b"http://testserver"
+) -> WebsocketCommunicator:
+    from chatomon.django.routing import chat_websocket_application  # noqa: PLC0415
+
+    headers = [(b"origin", origin)]
+    cookie = await session_cookie(username)
+    if cookie is not None:
+        headers.append((b"cookie", cookie))
+    socket = WebsocketCommunicator(chat_websocket_application(), path, headers=headers)
+    connected, _ = await socket.connect()
+    assert connected
+    return socket
+
+
+async def send(socket: WebsocketCommunicator, event: Any) -> None:
+    await socket.send_to(text_data=event if isinstance(event, str) else json.dumps(event))
+
+
+async def until_terminal(socket: WebsocketCommunicator, wait: float = 5) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    while not events or events[-1]["type"] not in ("done", "error", "confirm_mutation"):
+        events.append(json.loads(await socket.receive_from(wait)))
+    return events
+
+
+async def test_a_message_streams_the_turn_and_the_socket_stays_open():
+    socket = await open_socket()
+    await send(socket, {"type": "message", "text": "hello", "unknown": True})
+    events = await until_terminal(socket)
+    assert types(events) == ["text_chunk", "text_chunk", "done"]
+    conversation = events[-1]["conversation_id"]
+    await send(socket, {"type": "message", "text": "again", "conversation_id": conversation})
+    assert (await until_terminal(socket))[-1]["conversation_id"] == conversation
+    await socket.disconnect()
+
+
+async def test_an_anonymous_socket_chats_as_its_session():
+    socket = await open_socket(None)
+    await send(socket, {"type": "message", "text": "hello"})
+    assert (await until_terminal(socket))[-1]["type"] == "done"
+    await socket.disconnect()
+
+
+@pytest.mark.parametrize(
+    ("frame", "code"),
+    [
+        ("not json", "bad_event"),
+        ("[1]", "bad_event"),
+        ({"type": "shout", "text": "hi"}, "bad_event"),
+        ({"text": "hi"}, "bad_event"),
+        ({"type": "message"}, "bad_message"),
+        ({"type": "message", "text": " "}, "bad_message"),
+        ({"type": "message", "text": 3}, "bad_message"),
+        ({"type": "message", "text": "x" * 8001}, "message_too_long"),
+        ({"type": "message", "text": "x" * (1024 * 1024)}, "request_too_large"),
+        ({"type": "confirm", "confirmed": True}, "bad_event"),
+        ({"type": "confirm", "confirmation_id": "a", "confirmed": "no"}, "bad_event"),
+        ({"type": "confirm", "confirmation_id": "call-1", "confirmed": True}, "bad_event"),
+    ],
+)
+async def test_bad_frames_get_their_code_and_start_nothing(frame, code):
+    socket = await open_socket()
+    await send(socket, frame)
+    event = json.loads(await socket.receive_from())
+    assert (event["type"], event["code"]) == ("error", code)
+    assert await Turn.objects.acount() == 0
+    await socket.disconnect()
+
+
+async def test_a_second_message_while_a_turn_streams_is_turn_in_progress():
+    socket = await open_socket()
+    await send(socket, {"type": "message", "text": "slow 0.5 first"})
+    await send(socket, {"type": "message", "text": "second"})
+    refused = json.loads(await socket.receive_from())
+    assert refused["code"] == "turn_in_progress"
+    await send(socket, {"type": "confirm", "confirmation_id": "x", "confirmed": True})
+    assert json.loads(await socket.receive_from())["code"] == "turn_in_progress"
+    assert types(await until_terminal(socket)) == ["text_chunk", "done"]
+    await socket.disconnect()
+
+
+async def test_a_client_confirmation_blocks_messages_until_it_is_resolved_once():
+    socket = await open_socket()
+    await send(socket, {"type": "message", "text": CREATE})
+    waiting = (await until_terminal(socket))[-1]
+    assert (waiting["type"], waiting["approver"]) == ("confirm_mutation", "client")
+    await send(socket, {"type": "message", "text": "meanwhile"})
+    blocked = json.loads(await socket.receive_from())
+    assert (blocked["code"], blocked["confirmation_id"]) == ("confirmation_pending", waiting["id"])
+    await send(socket, {"type": "confirm", "confirmation_id": waiting["id"], "confirmed": True})
+    resumed = await until_terminal(socket)
+    assert types(resumed) == ["confirmation_resolved", "tool_result", "text_chunk", "done"]
+    assert await socket.receive_nothing(0.3)  # the group's copy of our own turn is dropped
+    assert await Part.objects.filter(name="Bolt").acount() == 1
+    await send(socket, {"type": "confirm", "confirmation_id": waiting["id"], "confirmed": True})
+    assert json.loads(await socket.receive_from())["code"] == "confirmation_unavailable"
+    await send(socket, {"type": "message", "text": "after"})
+    assert (await until_terminal(socket))[-1]["type"] == "done"
+    await socket.disconnect()
+
+
+async def test_another_users_confirmation_is_unavailable():
+    owner = await open_socket("alice")
+    await send(owner, {"type": "message", "text": CREATE})
+    waiting = (await until_terminal(owner))[-1]
+    thief = await open_socket("mallory")
+    await send(thief, {"type": "confirm", "confirmation_id": waiting["id"], "confirmed": True})
+    assert json.loads(await thief.receive_from())["code"] == "confirmation_unavailable"
+    assert not await Part.objects.filter(name="Bolt").aexists()
+    await owner.disconnect()
+    await thief.disconnect()
+
+
+async def test_a_staff_approval_made_elsewhere_reaches_the_socket_through_its_group():
+    part = await make_part()
+    socket = await open_socket()
+    text = f'mutate updatePartCost {{"part_id": {part}, "unit_cost": "7.00"}}'
+    await send(socket, {"type": "message", "text": text})
+    waiting = (await until_terminal(socket))[-1]
+    assert waiting["approver"] == "staff"
+    await send(socket, {"type": "message", "text": "a staff approval does not block"})
+    assert (await until_terminal(socket))[-1]["type"] == "done"
+    decided = [
+        e
+        async for e in chat_service().resolve_confirmation(
+            STAFF, waiting["id"], True, decided_by="staff:carol"
+        )
+    ]
+    assert decided[-1]["type"] == "done"
+    received = await until_terminal(socket)
+    assert types(received) == types(decided)
+    assert received[0]["decided_by"] == "staff:carol"
+    assert await socket.receive_nothing(0.2)
+    await socket.disconnect()
+
+
+async def test_a_socket_follows_a_conversation_named_in_its_query_string():
+    part = await make_part()
+    first = await open_socket()
+    text = f'mutate updatePartCost {{"part_id": {part}, "unit_cost": "7.00"}}'
+    await send(first, {"type": "message", "text": text})
+    waiting = (await until_terminal(first))[-1]
+    await first.disconnect()
+    path = f"/chat/?conversation_id={waiting['conversation_id']}"
+    later = await open_socket(path=path)
+    stranger = await open_socket("mallory", path=path)
+    async for _ in chat_service().resolve_confirmation(STAFF, waiting["id"], False, decided_by="s"):
+        pass
+    assert types(await until_terminal(later))[0] == "confirmation_resolved"
+    assert await stranger.receive_nothing(0.3)
+    await later.disconnect()
+    await stranger.disconnect()
+
+
+async def test_disconnecting_cancels_the_turn_and_records_it_aborted():
+    socket = await open_socket()
+    await send(socket, {"type": "message", "text": "slow 30 never answered"})
+    for _ in range(100):
+        if await Turn.objects.filter(status="running").aexists():
+            break
+        await asyncio.sleep(0.02)
+    await socket.disconnect()
+    assert [t.status async for t in Turn.objects.all()] == ["aborted"]
+
+
+async def test_permission_denial_closes_with_4403(settings):
+    configure(settings, permission=lambda user, scope: scope["type"] != "websocket")
+    socket = WebsocketCommunicator(
+        _application(), "/chat/", headers=[(b"origin", b"http://testserver")]
+    )
+    assert (await socket.connect())[0]
+    assert await socket.receive_output() == {"type": "websocket.close", "code": 4403}
+
+
+async def test_a_startup_failure_closes_with_1011_and_sends_the_chat_error_signal(settings):
+    from chatomon.django.signals import chat_error  # noqa: PLC0415
+
+    errors: list[dict[str, Any]] = []
+
+    def receiver(**kwargs: Any) -> None:
+        errors.append(kwargs)
+
+    configure(settings, provider="tests.asgi_app.providers.MissingProvider")
+    socket = WebsocketCommunicator(
+        _application(), "/chat/", headers=[(b"origin", b"http://testserver")]
+    )
+    chat_error.connect(receiver)
+    try:
+        assert (await socket.connect())[0]
+        assert await socket.receive_output() == {"type": "websocket.close", "code": 1011}
+    finally:
+        chat_error.disconnect(receiver)
+    assert [e["code"] for e in errors] == ["chat_error"]
+    assert errors[0]["exception"] is not None
+
+
+async def test_foreign_origins_are_refused_and_allowed_origins_win(settings):
+    refused = WebsocketCommunicator(
+        _application(), "/chat/", headers=[(b"origin", b"http://evil.example")]
+    )
+    assert (await refused.connect())[0] is False
+    configure(settings, allowed_origins=["https://app.example"])
+    host = WebsocketCommunicator(
+        _application(), "/chat/", headers=[(b"origin", b"http://testserver")]
+    )
+    assert (await host.connect())[0] is False
+    listed = await open_socket(origin=b"https://app.example")
+    await listed.disconnect()
+
+
+async def test_messages_and_confirms_count_against_the_rate_limit(settings):
+    configure(settings, rate_limit={"requests": 1, "window_seconds": 60})
+    socket = await open_socket()
+    await send(socket, {"type": "message", "text": "one"})
+    await until_terminal(socket)
+    await send(socket, {"type": "message", "text": "two"})
+    refused = json.loads(await socket.receive_from())
+    assert refused["code"] == "rate_limited" and refused["retry_after_seconds"] > 0
+    await send(socket, {"type": "confirm", "confirmation_id": "x", "confirmed": True})
+    assert json.loads(await socket.receive_from())["code"] == "rate_limited"
+    await socket.disconnect()
+
+
+def _application() -> Any:
+    from chatomon.django.routing import chat_websocket_application  # noqa: PLC0415
+
+    return chat_websocket_application()

@@ -1,0 +1,236 @@
+"""`POST chat/`: the JSON envelope, status codes, CSRF, methods, permission, bad input, limits."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from uuid import uuid4
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.test import AsyncClient
+
+from chatomon.django.models import Conversation, Turn
+from tests.asgi_app.fixtures import (
+    chat_project,  # noqa: F401 - a fixture
+    close_worker_connections,  # noqa: F401 - a fixture
+    configure,
+    make_part,
+    make_user,
+    types,
+)
+from tests.testapp.models import Part
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("chat_project", "close_worker_connections"),
+]
+CHAT = "/chat/"
+
+
+async def post(client: AsyncClient, payload: Any, path: str = CHAT, **extra: Any) -> Any:
+    body = payload if isinstance(payload, bytes | str) else json.dumps(payload)
+    return await client.post(path, body, content_type="application/json", **extra)
+
+
+async def count(model: Any) -> Any:
+    return await model.objects.acount()
+
+
+async def test_a_plain_answer_is_the_envelope_of_ordered_events_and_the_joined_text():
+    response = await post(AsyncClient(), {"text": "hello"})
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    body = response.json()
+    assert types(body["events"]) == ["text_chunk", "text_chunk", "done"]
+    assert body["answer"] == "Echo: hello"
+    done = body["events"][-1]
+    assert done["usage"] == {"input_tokens": 1, "output_tokens": 1}
+    assert all(e["conversation_id"] == done["conversation_id"] for e in body["events"])
+    assert all(e["turn_id"] == done["turn_id"] for e in body["events"])
+
+
+async def test_the_anonymous_session_owns_the_conversation_it_continues():
+    client = AsyncClient()
+    first = (await post(client, {"text": "one"})).json()["events"][-1]
+    assert "sessionid" in client.cookies
+    conversation = first["conversation_id"]
+    second = (await post(client, {"text": "two", "conversation_id": conversation})).json()
+    assert second["events"][-1]["conversation_id"] == conversation
+    stranger = (await post(AsyncClient(), {"text": "x", "conversation_id": conversation})).json()
+    assert types(stranger["events"]) == ["error"]
+    assert stranger["events"][0]["code"] == "conversation_not_found"
+    unknown = (await post(client, {"text": "x", "conversation_id": str(uuid4())})).json()
+    assert unknown["events"][0]["code"] == "conversation_not_found"
+    assert await count(Conversation) == 1
+
+
+async def test_a_logged_in_user_owns_conversations_across_sessions():
+    user = await make_user()
+    first, second = AsyncClient(), AsyncClient()
+    await first.aforce_login(user)
+    await second.aforce_login(user)
+    done = (await post(first, {"text": "one"})).json()["events"][-1]
+    again = await post(second, {"text": "two", "conversation_id": done["conversation_id"]})
+    assert again.json()["events"][-1]["type"] == "done"
+
+
+async def test_a_read_with_one_tool_round():
+    await make_part()
+    body = (await post(AsyncClient(), {"text": "query PartManager"})).json()
+    assert types(body["events"]) == ["tool_call", "tool_result", "text_chunk", "done"]
+    assert [row["name"] for row in body["events"][1]["result"]["data"]] == ["Gear"]
+    assert body["answer"].startswith("Tool said:")
+
+
+@pytest.mark.parametrize("method", ["get", "put", "patch", "delete", "options"])
+async def test_every_method_but_post_is_djangos_405(method):
+    response = await getattr(AsyncClient(), method)(CHAT)
+    assert response.status_code == 405
+    assert response["Allow"] == "POST"
+    assert await count(Turn) == 0
+
+
+async def test_a_post_without_the_csrf_token_is_djangos_403_before_any_event():
+    client = AsyncClient(enforce_csrf_checks=True)
+    response = await post(client, {"text": "hello"})
+    assert response.status_code == 403
+    assert b"CSRF" in response.content
+    assert await count(Turn) == 0
+    token = (await client.get("/test/csrf/")).json()["token"]
+    accepted = await post(client, {"text": "hello"}, headers={"X-CSRFToken": token})
+    assert accepted.status_code == 200
+
+
+async def test_permission_denial_is_403_and_the_permission_sees_user_and_scope(
+    settings,
+):
+    seen: list[tuple[Any, Any]] = []
+
+    def permission(user: Any, scope: Any) -> bool:
+        seen.append((user, scope))
+        return False
+
+    configure(settings, permission=permission)
+    response = await post(AsyncClient(), {"text": "hello"})
+    assert response.status_code == 403
+    assert response.json()["events"][0]["code"] == "permission_denied"
+    assert await count(Turn) == 0
+    user, scope = seen[0]
+    assert not user.is_authenticated
+    assert scope["path"] == CHAT
+    blocked = await make_user("blocked-bob")
+    client = AsyncClient()
+    await client.aforce_login(blocked)
+    configure(settings)  # the project's own permission: "blocked..." users may not chat
+    assert (await post(client, {"text": "hello"})).status_code == 403
+
+
+async def test_an_async_permission_is_awaited(settings):
+    async def permission(user: Any, scope: Any) -> bool:
+        return scope["method"] == "POST" and False
+
+    configure(settings, permission=permission)
+    assert (await post(AsyncClient(), {"text": "hello"})).status_code == 403
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        (b"not json", 400, "bad_message"),
+        (b"[]", 400, "bad_message"),
+        (b'"hello"', 400, "bad_message"),
+        ({}, 400, "bad_message"),
+        ({"text": ""}, 400, "bad_message"),
+        ({"text": "   "}, 400, "bad_message"),
+        ({"text": 12}, 400, "bad_message"),
+        ({"text": "hi", "conversation_id": 12}, 400, "bad_message"),
+        ({"text": "x" * 8001}, 400, "message_too_long"),
+        ({"text": "x" * (1024 * 1024)}, 413, "request_too_large"),
+    ],
+)
+async def test_bad_input_gets_its_code_and_no_side_effect(body, status, code):
+    client = AsyncClient()
+    response = await post(client, body)
+    assert response.status_code == status
+    envelope = response.json()
+    assert envelope["answer"] == ""
+    assert [(e["type"], e["code"]) for e in envelope["events"]] == [("error", code)]
+    assert "sessionid" not in response.cookies
+    assert await count(Conversation) == 0
+    assert await count(Turn) == 0
+
+
+async def test_max_message_chars_is_configurable(settings):
+    configure(settings, max_message_chars=5)
+    refused = (await post(AsyncClient(), {"text": "123456"})).json()["events"][0]
+    assert (refused["code"], refused["max_message_chars"]) == ("message_too_long", 5)
+    assert (await post(AsyncClient(), {"text": "12345"})).status_code == 200
+
+
+async def test_unknown_request_fields_are_ignored():
+    response = await post(AsyncClient(), {"text": "hi", "profile": "x", "trust_group": "y"})
+    assert response.json()["answer"] == "Echo: hi"
+
+
+async def test_requests_over_the_budget_get_429_with_retry_after(settings):
+    configure(settings, rate_limit={"requests": 2, "window_seconds": 60})
+    client = AsyncClient()
+    for _ in range(2):
+        assert (await post(client, {"text": "hi"})).status_code == 200
+    refused = await post(client, {"text": "hi"})
+    assert refused.status_code == 429
+    event = refused.json()["events"][0]
+    assert event["code"] == "rate_limited"
+    assert 0 < event["retry_after_seconds"] <= 60
+    assert refused["Retry-After"] == str(event["retry_after_seconds"])
+    assert await count(Turn) == 2
+    # Another session has its own budget.
+    assert (await post(AsyncClient(), {"text": "hi"})).status_code == 200
+
+
+async def test_an_exhausted_token_budget_ends_the_next_turn_with_rate_limited(
+    settings,
+):
+    configure(settings, rate_limit={"requests": 100, "tokens": 10, "window_seconds": 60})
+    client = AsyncClient()
+    assert (await post(client, {"text": "tokens 6"})).json()["events"][-1]["type"] == "done"
+    second = (await post(client, {"text": "hi"})).json()["events"][-1]
+    assert (second["type"], second["code"]) == ("error", "rate_limited")
+    assert second["retry_after_seconds"] > 0
+
+
+async def test_a_client_confirmation_needs_a_confirming_transport():
+    user = await make_user()
+    client = AsyncClient()
+    await client.aforce_login(user)
+    body = (await post(client, {"text": 'mutate createPart {"name": "Bolt"}'})).json()
+    last = body["events"][-1]
+    assert (last["type"], last["code"]) == ("error", "confirmation_required_transport")
+    assert "confirm_mutation" not in types(body["events"])
+    assert not await Part.objects.filter(name="Bolt").aexists()
+
+
+async def test_a_staff_approval_suspends_the_turn_over_plain_http():
+    user = await make_user()
+    part = await make_part()
+    client = AsyncClient()
+    await client.aforce_login(user)
+    text = f'mutate updatePartCost {{"part_id": {part}, "unit_cost": "5.00"}}'
+    last = (await post(client, {"text": text})).json()["events"][-1]
+    assert (last["type"], last["approver"], last["mutation"]) == (
+        "confirm_mutation",
+        "staff",
+        "updatePartCost",
+    )
+    turn = await Turn.objects.aget(pk=last["turn_id"])
+    assert turn.status == "awaiting_confirmation"
+
+
+async def test_a_provider_failure_is_the_generic_chat_error_with_status_200():
+    response = await post(AsyncClient(), {"text": "fail"})
+    assert response.status_code == 200
+    last = response.json()["events"][-1]
+    assert (last["type"], last["code"]) == ("error", "chat_error")
+    assert "fail" not in last["message"]
+    assert await sync_to_async(lambda: Turn.objects.get().status)() == "aborted"

@@ -1,0 +1,180 @@
+"""`POST chat/stream/`: SSE frames, headers, the session cookie, heartbeats, cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from django.test import AsyncClient
+
+from chatomon.chat.store.records import Owner
+from chatomon.django.http import envelope
+from chatomon.django.models import Conversation, Turn
+from chatomon.django.service import chat_service
+from chatomon.django.sse import HEARTBEAT, frame, heartbeat_frames
+from tests.asgi_app.fixtures import (
+    chat_project,  # noqa: F401 - a fixture
+    close_worker_connections,  # noqa: F401 - a fixture
+    configure,
+    make_user,
+    sse_events,
+    types,
+)
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("chat_project", "close_worker_connections"),
+]
+STREAM = "/chat/stream/"
+
+
+async def stream(client: AsyncClient, payload: Any, path: str = STREAM) -> tuple[Any, bytes]:
+    body = payload if isinstance(payload, bytes) else json.dumps(payload)
+    response = await client.post(
+        path, body, content_type="application/json", headers={"Accept": "text/event-stream"}
+    )
+    if not response.streaming:
+        return response, response.content
+    return response, b"".join([chunk async for chunk in response.streaming_content])
+
+
+async def test_a_turn_streams_as_data_frames_with_no_buffering_headers():
+    response, body = await stream(AsyncClient(), {"text": "hello"})
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/event-stream")
+    assert response["X-Accel-Buffering"] == "no"
+    assert response["Cache-Control"] == "no-cache"
+    assert body.endswith(b"\n\n")
+    events = sse_events(body)
+    assert types(events) == ["text_chunk", "text_chunk", "done"]
+    assert body == b"".join(frame(e) for e in events)
+
+
+async def test_the_anonymous_session_cookie_comes_with_the_headers():
+    client = AsyncClient()
+    response, body = await stream(client, {"text": "hello"})
+    assert "sessionid" in response.cookies
+    conversation = sse_events(body)[-1]["conversation_id"]
+    _, again = await stream(client, {"text": "more", "conversation_id": conversation})
+    assert sse_events(again)[-1]["conversation_id"] == conversation
+
+
+async def test_a_heartbeat_comment_keeps_a_quiet_stream_open():
+    _, body = await stream(AsyncClient(), {"text": "slow 0.3 hi"}, path="/test/stream/")
+    assert body.count(HEARTBEAT) >= 2
+    assert body.index(HEARTBEAT) < body.index(b"data: ")
+    assert types(sse_events(body)) == ["text_chunk", "done"]
+
+
+async def test_the_stream_closes_after_the_terminal_event():
+    async def events() -> AsyncIterator[dict[str, Any]]:
+        yield {"type": "text_chunk", "content": "a"}
+        yield {"type": "error", "code": "chat_error", "message": "m"}
+        yield {"type": "text_chunk", "content": "never sent"}
+
+    frames = [f async for f in heartbeat_frames(events(), 5)]
+    assert [json.loads(f[6:])["type"] for f in frames] == ["text_chunk", "error"]
+
+
+async def test_a_client_confirmation_ends_the_stream_at_confirm_mutation():
+    user = await make_user()
+    client = AsyncClient()
+    await client.aforce_login(user)
+    _, body = await stream(client, {"text": 'mutate createPart {"name": "Bolt"}'})
+    events = sse_events(body)
+    assert types(events) == ["tool_call", "confirm_mutation"]
+    pending = events[-1]
+    assert (pending["approver"], pending["mutation"]) == ("client", "createPart")
+    assert pending["input"]["name"] == "Bolt"
+    assert (await Turn.objects.aget(pk=pending["turn_id"])).status == "awaiting_confirmation"
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        (b"{", 400, "bad_message"),
+        (b"[]", 400, "bad_message"),
+        ({"text": ""}, 400, "bad_message"),
+        ({"text": "x" * 8001}, 400, "message_too_long"),
+        ({"text": "x" * (1024 * 1024)}, 413, "request_too_large"),
+    ],
+)
+async def test_bad_input_is_one_error_frame_with_its_status_and_no_side_effect(body, status, code):
+    response, content = await stream(AsyncClient(), body)
+    assert response.status_code == status
+    assert response["Content-Type"].startswith("text/event-stream")
+    assert [(e["type"], e["code"]) for e in sse_events(content)] == [("error", code)]
+    assert await Conversation.objects.acount() == 0
+
+
+async def test_permission_denial_is_403(settings):
+    configure(settings, permission=lambda user, scope: False)
+    response, content = await stream(AsyncClient(), {"text": "hi"})
+    assert response.status_code == 403
+    assert sse_events(content)[0]["code"] == "permission_denied"
+
+
+async def test_get_is_405_and_a_missing_csrf_token_403():
+    assert (await AsyncClient().get(STREAM)).status_code == 405
+    response, _ = await stream(AsyncClient(enforce_csrf_checks=True), {"text": "hi"})
+    assert response.status_code == 403
+    assert await Turn.objects.acount() == 0
+
+
+async def test_rate_limited_streams_get_429(settings):
+    configure(settings, rate_limit={"requests": 1, "window_seconds": 60})
+    client = AsyncClient()
+    await stream(client, {"text": "hi"})
+    response, content = await stream(client, {"text": "hi"})
+    assert response.status_code == 429
+    assert sse_events(content)[0]["code"] == "rate_limited"
+
+
+async def test_closing_the_stream_early_cancels_the_turn_and_records_it_aborted():
+    service = chat_service()
+    owner = Owner.session("reader-went-away")
+    frames = heartbeat_frames(service.run_turn(None, "slow 30 hi", owner=owner), 0.01)
+    while not await Turn.objects.filter(status="running").aexists():  # the provider waits
+        assert await anext(frames) == HEARTBEAT
+    await frames.aclose()
+    turns = [turn async for turn in Turn.objects.all()]
+    assert [turn.status for turn in turns] == ["aborted"]
+
+
+async def test_a_failing_event_source_ends_with_chat_error():
+    async def broken() -> AsyncIterator[dict[str, Any]]:
+        yield {"type": "text_chunk", "content": "a"}
+        raise RuntimeError("boom")
+
+    frames = [json.loads(f[6:]) async for f in heartbeat_frames(broken(), 5)]
+    assert [(f["type"], f.get("code")) for f in frames] == [
+        ("text_chunk", None),
+        ("error", "chat_error"),
+    ]
+    assert "boom" not in frames[-1]["message"]
+
+
+def test_frames_and_envelopes_are_json():
+    event = {"type": "text_chunk", "content": "Zürich\nline"}
+    raw = frame(event)
+    assert raw.startswith(b"data: ") and raw.endswith(b"\n\n") and raw.count(b"\n") == 2
+    assert json.loads(raw[6:]) == event
+    assert envelope([event, {"type": "done"}]) == {
+        "events": [event, {"type": "done"}],
+        "answer": "Zürich\nline",
+    }
+
+
+async def test_a_slow_event_is_not_lost_to_a_heartbeat():
+    async def late() -> AsyncIterator[dict[str, Any]]:
+        for index in range(5):
+            await asyncio.sleep(0.012)
+            yield {"type": "text_chunk", "content": str(index)}
+        yield {"type": "done"}
+
+    frames = [f async for f in heartbeat_frames(late(), 0.01)]
+    contents = [json.loads(f[6:]).get("content") for f in frames if f != HEARTBEAT]
+    assert contents == ["0", "1", "2", "3", "4", None]
