@@ -54,6 +54,7 @@ STYLE = f"""<style>
 .{SCOPE} .cm-bad {{color: #cf222e}}
 .{SCOPE} .cm-notice {{color: #9a6700}}
 .{SCOPE} .cm-neutral {{color: #57606a}}
+.{SCOPE} .cm-duration {{white-space: nowrap}}
 .{SCOPE} .cm-bar {{display: inline-block; height: 8px; min-width: 1px;
   background: #6b8fd6; vertical-align: middle; margin-right: 4px}}
 </style>"""
@@ -109,8 +110,8 @@ def duration_bar(milliseconds: float, longest: float) -> str:
     width = max(1, round(min(share, 1.0) * _BAR_PIXELS))
     label = escape(format_ms(milliseconds))
     return (
-        f'<span class="cm-bar" style="width:{width}px" role="img" aria-label="{label}"></span>'
-        f"{label}"
+        f'<span class="cm-duration"><span class="cm-bar" style="width:{width}px" role="img" '
+        f'aria-label="{label}"></span>{label}</span>'
     )
 
 
