@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from uuid import uuid4
 
 import pytest
 
-from chatomon.chat.store import ConversationStore, Owner, TurnTransitionError
+from chatomon.chat.store import (
+    ConversationNotFoundError,
+    ConversationStore,
+    MessageItem,
+    Owner,
+    TurnTransitionError,
+)
 from chatomon.schemas import TokenUsage, TurnReport
 from tests.stores.conftest import NOW
 
@@ -87,3 +94,101 @@ async def test_usage_without_a_report_and_list_filters(store: ConversationStore)
     assert [t.id for t in await store.list_turns(conversation_id=first.id)] == ["b", "a"]
     assert [t.id for t in await store.list_turns(status="running", limit=1)] == ["c"]
     assert [t.id for t in await store.list_turns(status="aborted")] == ["a"]
+
+
+async def test_open_turn_starts_a_conversation_and_a_running_turn(store: ConversationStore) -> None:
+    opened = await store.open_turn(OWNER, None, now=NOW)
+    assert opened is not None and opened.messages == []
+    assert opened.conversation.owner == OWNER
+    assert (opened.turn.status, opened.turn.conversation_id) == ("running", opened.conversation.id)
+    assert await store.get_turn(opened.turn.id) == opened.turn
+    assert await store.list_conversations(OWNER) == [opened.conversation]
+
+
+async def test_open_turn_in_a_conversation_gives_its_items(store: ConversationStore) -> None:
+    conversation = await store.create_conversation(OWNER)
+    await store.append_messages(OWNER, conversation.id, [MessageItem.user("Hi")])
+    opened = await store.open_turn(OWNER, conversation.id)
+    assert opened is not None and opened.conversation.id == conversation.id
+    assert [m.item.content for m in opened.messages] == ["Hi"]
+
+
+async def test_open_turn_refuses_another_owners_conversation(store: ConversationStore) -> None:
+    conversation = await store.create_conversation(OWNER)
+    assert await store.open_turn(Owner.user(8), conversation.id) is None
+    assert await store.open_turn(OWNER, uuid4()) is None
+    assert await store.list_turns(conversation_id=conversation.id) == []
+
+
+async def test_close_turn_stores_the_items_and_the_report(store: ConversationStore) -> None:
+    opened = await store.open_turn(OWNER, None)
+    assert opened is not None
+    items = [MessageItem.user("Hi"), MessageItem.assistant("Hello.")]
+    await store.close_turn(
+        OWNER,
+        opened.conversation.id,
+        opened.turn.id,
+        items=items,
+        status="completed",
+        report=report(opened.turn.id),
+        now=NOW + timedelta(seconds=1),
+    )
+    stored = await store.messages(OWNER, opened.conversation.id)
+    assert [(m.position, m.item) for m in stored] == [(0, items[0]), (1, items[1])]
+    turn = await store.get_turn(opened.turn.id)
+    assert turn is not None and turn.status == "completed" and turn.final_action == "answered"
+    conversation = await store.get_conversation(OWNER, opened.conversation.id)
+    assert conversation is not None and conversation.updated_at == NOW + timedelta(seconds=1)
+
+
+async def test_close_turn_refuses_a_finished_turn_and_stores_nothing(
+    store: ConversationStore,
+) -> None:
+    opened = await store.open_turn(OWNER, None)
+    assert opened is not None
+    await store.update_turn(opened.turn.id, status="aborted")
+    with pytest.raises(TurnTransitionError):
+        await store.close_turn(
+            OWNER,
+            opened.conversation.id,
+            opened.turn.id,
+            items=[MessageItem.user("late")],
+            status="completed",
+        )
+    assert await store.messages(OWNER, opened.conversation.id) == []
+
+
+async def test_close_turn_refuses_another_owner(store: ConversationStore) -> None:
+    opened = await store.open_turn(OWNER, None)
+    assert opened is not None
+    with pytest.raises(ConversationNotFoundError):
+        await store.close_turn(
+            Owner.user(8), opened.conversation.id, opened.turn.id, items=[], status="completed"
+        )
+    turn = await store.get_turn(opened.turn.id)
+    assert turn is not None and turn.status == "running"
+
+
+async def test_close_turn_appends_at_the_real_end_when_another_turn_wrote_first(
+    store: ConversationStore,
+) -> None:
+    opened = await store.open_turn(OWNER, None)
+    assert opened is not None
+    # Another turn of the conversation stores its items after this one opened.
+    await store.append_messages(OWNER, opened.conversation.id, [MessageItem.user("first")])
+    await store.close_turn(
+        OWNER,
+        opened.conversation.id,
+        opened.turn.id,
+        items=[MessageItem.user("second"), MessageItem.assistant("reply")],
+        status="completed",
+        position=0,  # stale: position 0 is taken
+    )
+    stored = await store.messages(OWNER, opened.conversation.id)
+    assert [(m.position, m.item.content) for m in stored] == [
+        (0, "first"),
+        (1, "second"),
+        (2, "reply"),
+    ]
+    turn = await store.get_turn(opened.turn.id)
+    assert turn is not None and turn.status == "completed"

@@ -51,7 +51,13 @@ from chatomon.chat.loop import LoopLimits, ToolLoop
 from chatomon.chat.loop_state import LoopResume, Outcome
 from chatomon.chat.service_events import TurnItems, error_event, resolved_event, text_history
 from chatomon.chat.store.protocol import ConversationStore
-from chatomon.chat.store.records import Conversation, Owner, PendingConfirmation
+from chatomon.chat.store.records import (
+    Conversation,
+    OpenedTurn,
+    Owner,
+    PendingConfirmation,
+    StoredMessage,
+)
 from chatomon.chat.tools.toolset import Toolset
 from chatomon.chat.turn_driver import EventPublisher, TurnDriver, TurnRun
 from chatomon.data.actor import SimpleActor, is_authenticated
@@ -179,17 +185,18 @@ class ChatService:
                 staff approvals still suspend it.
         """
         who = owner_of(actor, owner)
-        conversation = await self._conversation(who, conversation_id)
-        if conversation is None:
+        opened = await self._open(who, conversation_id)
+        if opened is None:
             yield error_event(
                 "conversation_not_found",
                 "This conversation does not exist.",
                 conversation_id=None if conversation_id is None else str(conversation_id),
             )
             return
-        native = await self._history(who, conversation)
-        record = await self.store.start_turn(who, conversation.id)
-        run = TurnRun(who, conversation.id, record.id, actor, text)
+        conversation = opened.conversation
+        native = await self._history(who, conversation, opened.messages)
+        run = TurnRun(who, conversation.id, opened.turn.id, actor, text)
+        run.position = opened.messages[-1].position + 1 if opened.messages else 0
         await self.driver.tell(run, "message_received", text=text)
         loop = self._loop(
             actor, budget, history=native, suspend_for=SUSPENDING if can_confirm else ("staff",)
@@ -340,19 +347,20 @@ class ChatService:
             **config.options,
         )
 
-    async def _conversation(
-        self, owner: Owner, conversation_id: str | UUID | None
-    ) -> Conversation | None:
-        if conversation_id is None:
-            return await self.store.create_conversation(owner)
+    async def _open(self, owner: Owner, conversation_id: str | UUID | None) -> OpenedTurn | None:
+        if conversation_id is None or isinstance(conversation_id, UUID):
+            return await self.store.open_turn(owner, conversation_id)
         try:
-            key = conversation_id if isinstance(conversation_id, UUID) else UUID(conversation_id)
+            key = UUID(conversation_id)
         except ValueError:
             return None
-        return await self.store.get_conversation(owner, key)
+        return await self.store.open_turn(owner, key)
 
-    async def _history(self, owner: Owner, conversation: Conversation) -> list[Any]:
-        stored = await self.store.messages(owner, conversation.id)
+    async def _history(
+        self, owner: Owner, conversation: Conversation, stored: list[StoredMessage]
+    ) -> list[Any]:
+        if not stored:
+            return []
         built = await build_context(
             stored,
             provider=self.provider,

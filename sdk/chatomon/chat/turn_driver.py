@@ -51,6 +51,8 @@ class TurnRun:
     items: TurnItems = field(default_factory=TurnItems)
     publish: bool = False
     pending: ConfirmMutation | None = None
+    position: int | None = None
+    """Where the turn's items are expected to start in the conversation, when known."""
 
     @property
     def ids(self) -> dict[str, str]:
@@ -147,9 +149,16 @@ class TurnDriver:
             )
 
     async def _completed(self, run: TurnRun, done: TurnDone) -> dict[str, Any]:
-        items = run.items.finished(run.text, done)
-        await self.store.append_messages(run.owner, run.conversation_id, items)
-        await self._finish(run, "completed", done.report)
+        await self.store.close_turn(
+            run.owner,
+            run.conversation_id,
+            run.turn_id,
+            items=run.items.finished(run.text, done),
+            status="completed",
+            report=done.report,
+            position=run.position,
+        )
+        await self._reported(run, "completed", done.report)
         await self.tell(
             run, "assistant_message", text=done.reply, final_action=done.report.final_action
         )
@@ -212,6 +221,9 @@ class TurnDriver:
 
     async def _finish(self, run: TurnRun, status: TurnStatus, report: TurnReport | None) -> None:
         await self.store.update_turn(run.turn_id, status=status, report=report)
+        await self._reported(run, status, report)
+
+    async def _reported(self, run: TurnRun, status: TurnStatus, report: TurnReport | None) -> None:
         await self.tell(
             run,
             "turn_finished",

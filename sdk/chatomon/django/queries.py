@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max, Q
 
 from chatomon.chat.store.records import (
@@ -21,18 +21,35 @@ from chatomon.chat.store.records import (
     ConversationNotFoundError,
     ConversationSummary,
     MessageItem,
+    OpenedTurn,
     Owner,
     PendingConfirmation,
     StoredMessage,
     TurnRecord,
     check_decision,
     check_transition,
+    predecessors,
 )
 from chatomon.django import models
-from chatomon.django.rows import confirmation_record, message_fields, message_record, turn_record
+from chatomon.django.rows import (
+    confirmation_record,
+    conversation_record,
+    message_fields,
+    message_record,
+    turn_record,
+)
 from chatomon.schemas import TokenUsage, TurnReport
 
-__all__ = ["append_messages", "claim", "expire_due", "owned", "prune", "update_turn"]
+__all__ = [
+    "append_messages",
+    "claim",
+    "close_turn",
+    "expire_due",
+    "open_turn",
+    "owned",
+    "prune",
+    "update_turn",
+]
 
 
 def owned(owner: Owner, conversation_id: UUID) -> models.Conversation:
@@ -100,18 +117,106 @@ def owned_for_update(owner: Owner, conversation_id: UUID) -> models.Conversation
     return row
 
 
-def update_turn(
+def open_turn(owner: Owner, conversation_id: UUID | None, now: datetime) -> OpenedTurn | None:
+    """Start a turn: 2 statements for a new conversation, 3 for an existing one.
+
+    No transaction: the turn is inserted last, so a failure leaves at most an empty
+    conversation, and the reads before it need no snapshot of their own.
+    """
+    if conversation_id is None:
+        conversation = models.Conversation.objects.create(
+            id=uuid.uuid4(), owner_kind=owner.kind, owner_key=owner.key, title="",
+            created_at=now, updated_at=now,
+        )  # fmt: skip
+        messages: list[StoredMessage] = []
+    else:
+        found = models.Conversation.objects.filter(
+            pk=conversation_id, owner_kind=owner.kind, owner_key=owner.key
+        ).first()
+        if found is None:
+            return None
+        conversation = found
+        rows = models.ChatMessage.objects.filter(conversation=conversation)
+        messages = [message_record(row) for row in rows.order_by("position")]
+    turn = models.Turn.objects.create(
+        id=uuid.uuid4().hex, conversation=conversation, status="running", started_at=now
+    )
+    return OpenedTurn(conversation_record(conversation), messages, turn_record(turn))
+
+
+def close_turn(
+    owner: Owner,
+    conversation_id: UUID,
     turn_id: str,
+    *,
+    items: Sequence[MessageItem],
     status: str,
     report: TurnReport | None,
-    usage: TokenUsage | None,
     now: datetime,
-) -> TurnRecord:
-    """Move a turn, conditionally on the status it was read with (no lost transitions)."""
-    row = models.Turn.objects.filter(pk=turn_id).first()
-    if row is None:
-        raise LookupError(f"no turn {turn_id!r}")
-    check_transition(turn_id, row.status, status)
+    position: int | None = None,
+) -> None:
+    """Append the last items and move the turn: 3 statements in one transaction.
+
+    `position` is where the caller expects the items to start (the conversation's length
+    when its turn opened). A concurrent turn of the same conversation may have taken it:
+    the unique position then fails the insert, and the work is redone after reading the
+    real end, so the common case needs no read at all.
+    """
+    if position is not None:
+        try:
+            with transaction.atomic():
+                _close(owner, conversation_id, turn_id, items, status, report, now, position)
+            return
+        except IntegrityError:
+            pass  # another turn wrote there meanwhile
+    with transaction.atomic():
+        _close(owner, conversation_id, turn_id, items, status, report, now, None)
+
+
+def _close(  # noqa: PLR0917 - the private body of close_turn
+    owner: Owner,
+    conversation_id: UUID,
+    turn_id: str,
+    items: Sequence[MessageItem],
+    status: str,
+    report: TurnReport | None,
+    now: datetime,
+    position: int | None,
+) -> None:
+    changes = _turn_changes(status, report, None, now)
+    if not models.Turn.objects.filter(pk=turn_id, status__in=predecessors(status)).update(
+        **changes
+    ):
+        found = models.Turn.objects.filter(pk=turn_id).values_list("status", flat=True).first()
+        if found is None:
+            raise LookupError(f"no turn {turn_id!r}")
+        check_transition(turn_id, found, status)  # raises: the move was not allowed
+    # Touching the conversation checks the owner and, on PostgreSQL, locks the row, which
+    # orders concurrent appends to it.
+    touched = models.Conversation.objects.filter(
+        pk=conversation_id, owner_kind=owner.kind, owner_key=owner.key
+    ).update(updated_at=now)
+    if not touched:
+        raise ConversationNotFoundError(f"no conversation {conversation_id} for this owner")
+    if not items:
+        return
+    if position is None:
+        last = models.ChatMessage.objects.filter(conversation_id=conversation_id).aggregate(
+            last=Max("position")
+        )["last"]
+        position = 0 if last is None else last + 1
+    models.ChatMessage.objects.bulk_create(
+        models.ChatMessage(
+            conversation_id=conversation_id, position=position + i, created_at=now,
+            **message_fields(item),
+        )
+        for i, item in enumerate(items)
+    )  # fmt: skip
+
+
+def _turn_changes(
+    status: str, report: TurnReport | None, usage: TokenUsage | None, now: datetime
+) -> dict[str, Any]:
     changes: dict[str, Any] = {"status": status}
     if status in ("completed", "aborted"):
         changes["finished_at"] = now
@@ -124,6 +229,22 @@ def update_turn(
         usage = usage if usage is not None else report.usage
     if usage is not None:
         changes.update(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
+    return changes
+
+
+def update_turn(
+    turn_id: str,
+    status: str,
+    report: TurnReport | None,
+    usage: TokenUsage | None,
+    now: datetime,
+) -> TurnRecord:
+    """Move a turn, conditionally on the status it was read with (no lost transitions)."""
+    row = models.Turn.objects.filter(pk=turn_id).first()
+    if row is None:
+        raise LookupError(f"no turn {turn_id!r}")
+    check_transition(turn_id, row.status, status)
+    changes = _turn_changes(status, report, usage, now)
     if not models.Turn.objects.filter(pk=turn_id, status=row.status).update(**changes):
         # Someone moved the turn between our read and our write: judge against theirs.
         current = models.Turn.objects.get(pk=turn_id).status

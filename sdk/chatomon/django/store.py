@@ -31,6 +31,7 @@ from chatomon.chat.store.records import (
     ConversationSummary,
     Decision,
     MessageItem,
+    OpenedTurn,
     Owner,
     PendingConfirmation,
     StoredMessage,
@@ -130,6 +131,34 @@ class DjangoStore:
             id=turn_id, conversation=conversation, status="running", started_at=aware(now)
         )
         return rows.turn_record(row)
+
+    async def open_turn(
+        self, owner: Owner, conversation_id: UUID | None, *, now: datetime | None = None
+    ) -> OpenedTurn | None:
+        """Start a running turn in one transaction (2 statements new, 3 existing)."""
+        from chatomon.django import queries
+
+        return await _run(queries.open_turn, owner, conversation_id, aware(now))
+
+    async def close_turn(
+        self,
+        owner: Owner,
+        conversation_id: UUID,
+        turn_id: str,
+        *,
+        items: Sequence[MessageItem],
+        status: TurnStatus,
+        report: TurnReport | None = None,
+        now: datetime | None = None,
+        position: int | None = None,
+    ) -> None:
+        """Append the last items and move the turn in one transaction (3 statements)."""
+        from chatomon.django import queries
+
+        await _run(
+            queries.close_turn, owner, conversation_id, turn_id,
+            items=items, status=status, report=report, now=aware(now), position=position,
+        )  # fmt: skip
 
     async def update_turn(
         self,

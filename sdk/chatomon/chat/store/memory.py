@@ -24,6 +24,7 @@ from chatomon.chat.store.records import (
     ConversationSummary,
     Decision,
     MessageItem,
+    OpenedTurn,
     Owner,
     PendingConfirmation,
     StoredMessage,
@@ -142,6 +143,44 @@ class MemoryStore:
                 raise ValueError(f"turn {turn.id!r} already exists")
             self._turns[turn.id] = turn
         return turn
+
+    async def open_turn(
+        self, owner: Owner, conversation_id: UUID | None, *, now: datetime | None = None
+    ) -> OpenedTurn | None:
+        """Start a running turn: the conversation (new when None), its items, the turn."""
+        if conversation_id is None:
+            conversation = await self.create_conversation(owner, now=now)
+            messages: list[StoredMessage] = []
+        else:
+            found = await self.get_conversation(owner, conversation_id)
+            if found is None:
+                return None
+            conversation, messages = found, await self.messages(owner, conversation_id)
+        turn = await self.start_turn(owner, conversation.id, now=now)
+        return OpenedTurn(conversation, messages, turn)
+
+    async def close_turn(
+        self,
+        owner: Owner,
+        conversation_id: UUID,
+        turn_id: str,
+        *,
+        items: Sequence[MessageItem],
+        status: TurnStatus,
+        report: TurnReport | None = None,
+        now: datetime | None = None,
+        position: int | None = None,
+    ) -> None:
+        """Append the turn's last items and move it to `status`."""
+        if await self.get_conversation(owner, conversation_id) is None:
+            raise ConversationNotFoundError(f"no conversation {conversation_id} for this owner")
+        current = await self.get_turn(turn_id)
+        if current is None:
+            raise LookupError(f"no turn {turn_id!r}")
+        check_transition(turn_id, current.status, status)
+        if items:
+            await self.append_messages(owner, conversation_id, items, now=now)
+        await self.update_turn(turn_id, status=status, report=report, now=now)
 
     async def update_turn(
         self,

@@ -13,6 +13,7 @@ from chatomon.chat.store.records import (
     ConversationSummary,
     Decision,
     MessageItem,
+    OpenedTurn,
     Owner,
     PendingConfirmation,
     StoredMessage,
@@ -93,6 +94,41 @@ class ConversationStore(Protocol):
         Raises:
             TurnTransitionError: The move is not allowed from the current status.
             LookupError: No such turn.
+        """
+        ...
+
+    async def open_turn(
+        self, owner: Owner, conversation_id: UUID | None, *, now: datetime | None = None
+    ) -> OpenedTurn | None:
+        """Start a running turn in one unit of work: the conversation, its items, the turn.
+
+        `conversation_id=None` starts a new conversation. Returns None when the named
+        conversation is unknown or not `owner`'s (nothing is written then).
+        """
+        ...
+
+    async def close_turn(
+        self,
+        owner: Owner,
+        conversation_id: UUID,
+        turn_id: str,
+        *,
+        items: Sequence[MessageItem],
+        status: TurnStatus,
+        report: TurnReport | None = None,
+        now: datetime | None = None,
+        position: int | None = None,
+    ) -> None:
+        """Append the turn's last items and move it to `status`, in one unit of work.
+
+        `position` is where the items are expected to start (the conversation's length
+        when the turn opened), a hint that lets a store skip reading it; the items go at
+        the real end of the conversation either way.
+
+        Raises:
+            TurnTransitionError: The move is not allowed from the current status (the
+                items are not stored then).
+            ConversationNotFoundError: The conversation is not `owner`'s.
         """
         ...
 

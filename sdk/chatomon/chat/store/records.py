@@ -30,6 +30,7 @@ __all__ = [
     "Decision",
     "MessageItem",
     "MessageKind",
+    "OpenedTurn",
     "Owner",
     "PendingConfirmation",
     "StoreError",
@@ -40,6 +41,7 @@ __all__ = [
     "aware",
     "check_decision",
     "check_transition",
+    "predecessors",
 ]
 
 OWNER_KEY_LENGTH = 64
@@ -95,6 +97,11 @@ def check_transition(turn_id: str, current: str, requested: str) -> None:
         )
     if requested not in TURN_TRANSITIONS[current]:
         raise TurnTransitionError(turn_id, current, requested)
+
+
+def predecessors(status: str) -> frozenset[str]:
+    """The statuses a turn may move to `status` from."""
+    return frozenset(k for k, targets in TURN_TRANSITIONS.items() if status in targets)
 
 
 def check_decision(decision: str) -> None:
@@ -270,3 +277,18 @@ class PendingConfirmation:
         if self.status == "pending" and self.expires_at <= now:
             return dataclasses.replace(self, status="expired", reason=TIMED_OUT_REASON)
         return self
+
+
+@dataclass(frozen=True, slots=True)
+class OpenedTurn:
+    """What `ConversationStore.open_turn` gives: where a new turn runs and what came before.
+
+    Attributes:
+        conversation: The conversation (new, or the one named).
+        messages: Its stored items in position order (empty for a new conversation).
+        turn: The new running turn.
+    """
+
+    conversation: Conversation
+    messages: list[StoredMessage]
+    turn: TurnRecord
