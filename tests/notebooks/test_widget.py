@@ -231,11 +231,9 @@ async def test_an_atom_tool_loop_confirms_through_the_widget() -> None:
     loop = ToolLoop(ScriptedProvider([[RENAME], ["Done."]]), toolset, actor=SimpleActor(id=3))
     widget = ChatWidget(Atom("data", loop))
     loop.confirmer = widget.confirm
-    widget.send("Rename")
-    for _ in range(200):
-        if widget.status == "awaiting_confirmation":
-            break
-        await asyncio.sleep(0.01)
+    task = widget.send("Rename")
+    await widget.wait()  # returns while the loop waits for the decision
+    assert widget.status == "awaiting_confirmation" and not task.done()
     assert widget.pending["mutation"] == "renameMaterial"
     widget.approve()
     await widget.wait()

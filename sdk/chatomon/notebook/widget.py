@@ -182,9 +182,24 @@ class ChatWidget(ChatState, ipywidgets.VBox):  # type: ignore[misc]
         self.status = "stopped"
 
     async def wait(self) -> None:
-        """Wait until no turn task runs (the turn answered, failed, stopped or waits)."""
-        while self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        """Wait until the turn answered, failed or stopped, or waits for a confirmation.
+
+        An Atom's tool loop waits for its confirmation inside the running task, so a
+        pending confirmation ends the wait too: decide it, then wait again.
+        """
+        confirming: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def wake(change: Any) -> None:
+            if change["new"] == "awaiting_confirmation" and not confirming.done():
+                confirming.set_result(None)
+
+        self.observe(wake, names=["status"])
+        try:
+            while self._tasks and self.status != "awaiting_confirmation":
+                await asyncio.wait({*self._tasks, confirming}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self.unobserve(wake, names=["status"])
+            confirming.cancel()
 
     # Event handling -------------------------------------------------------------------
 
