@@ -12,7 +12,7 @@ from datetime import timedelta
 from io import StringIO
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.db import connection, connections, transaction
 
 from chatomon.chat.store import MemoryStore, Owner
@@ -84,7 +84,7 @@ def test_chat_cleanup_defaults_to_24_hours_and_refuses_bad_values(settings: obje
     call_command("chat_cleanup", stdout=out)
     assert "ttl_hours=24" in out.getvalue()
     settings.CHATOMON = {"ttl_hours": "soon"}
-    with pytest.raises(Exception, match="must be a positive number"):
+    with pytest.raises(CommandError, match="ttl_hours"):
         call_command("chat_cleanup", stdout=out)
 
 
