@@ -18,7 +18,15 @@ assert result.report.final_action == "orbital_response"
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Container,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass
 from typing import Any, get_args
 
@@ -67,6 +75,18 @@ class ChatResult:
     reply: str
     report: TurnReport
     history: tuple[Message, ...]
+
+    def _repr_html_(self) -> str:
+        from chatomon.notebook.display import render_html  # noqa: PLC0415 - on first display
+
+        return render_html(self)
+
+    def _repr_mimebundle_(
+        self, include: Container[str] | None = None, exclude: Container[str] | None = None
+    ) -> dict[str, str]:
+        from chatomon.notebook.display import render_mimebundle  # noqa: PLC0415
+
+        return render_mimebundle(self, include, exclude)
 
 
 class Atom:

@@ -9,11 +9,15 @@ Every model is a frozen pydantic model. Verdicts are built with `Verdict.allow`,
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib
+from collections.abc import Container, Mapping
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "DEFAULT_BLOCKED_GUIDANCE",
@@ -82,6 +86,26 @@ guidance.
 """
 
 
+def _notebook(module: str) -> Any:
+    # importlib, not an import statement: this module imports nothing from chatomon, and
+    # the notebook renderers load only when an object is first displayed.
+    return importlib.import_module(f"chatomon.notebook.{module}")
+
+
+class _RichDisplay:
+    """Jupyter display of the contracts, drawn by `chatomon.notebook.display`."""
+
+    __slots__ = ()
+
+    def _repr_html_(self) -> str:
+        return str(_notebook("display").render_html(self))
+
+    def _repr_mimebundle_(
+        self, include: Container[str] | None = None, exclude: Container[str] | None = None
+    ) -> dict[str, str]:
+        return dict(_notebook("display").render_mimebundle(self, include, exclude))
+
+
 class Message(BaseModel):
     """One message of the conversation history."""
 
@@ -93,7 +117,7 @@ class Message(BaseModel):
     """The message text."""
 
 
-class Verdict(BaseModel):
+class Verdict(_RichDisplay, BaseModel):
     """The result of an orbital's check.
 
     Build verdicts with `allow`, `block` and `respond` rather than the constructor.
@@ -250,7 +274,7 @@ class OrbitalContext(BaseModel):
     """Identifier of the conversation, when the framework provides one."""
 
 
-class InputDecision(BaseModel):
+class InputDecision(_RichDisplay, BaseModel):
     """What the connector must do after the input chain."""
 
     model_config = ConfigDict(frozen=True, defer_build=True)
@@ -285,7 +309,7 @@ class InputDecision(BaseModel):
         return self
 
 
-class OutputDecision(BaseModel):
+class OutputDecision(_RichDisplay, BaseModel):
     """What the connector must do after the output chain."""
 
     model_config = ConfigDict(frozen=True, defer_build=True)
@@ -309,7 +333,7 @@ class OutputDecision(BaseModel):
         return self
 
 
-class OrbitalResult(BaseModel):
+class OrbitalResult(_RichDisplay, BaseModel):
     """Audit record of one orbital execution."""
 
     model_config = ConfigDict(frozen=True, defer_build=True)
@@ -429,7 +453,7 @@ class TurnPause(BaseModel):
     """How it was decided; "expired" when nobody decided in time."""
 
 
-class TurnReport(BaseModel):
+class TurnReport(_RichDisplay, BaseModel):
     """Audit record of one conversation turn, delivered to on_turn."""
 
     model_config = ConfigDict(frozen=True, defer_build=True)
@@ -472,3 +496,13 @@ class TurnReport(BaseModel):
     """The nucleus' provider rounds and tool calls, timed (chatomon extension)."""
     pauses: tuple[TurnPause, ...] = Field(default=())
     """Waits for a mutation decision, in order (chatomon extension)."""
+
+    def to_dataframe(self) -> pd.DataFrame:
+        """This report as a pandas DataFrame, one row per orbital run.
+
+        Raises:
+            OptionalDependencyError: When pandas is not installed
+                (``pip install "chatomon[pandas]"``).
+        """
+        frame: pd.DataFrame = _notebook("dataframes").report_to_dataframe(self)
+        return frame
