@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from chatomon import Atom, MaxLength, Verdict, orbital
+from chatomon import Atom, MaxLength, TurnReport, Verdict, orbital
 from chatomon.notebook import TurnsTable, show_turns
 from chatomon.notebook.turns_table import ANY, matching_reports
 
 
 @orbital(side="input")
-def no_refunds(ctx):  # type: ignore[no-untyped-def]
+def no_refunds(ctx):
     if "refund" in ctx.message:
         return Verdict.block(reply="Refunds are handled by phone.", escalate=True)
     return Verdict.allow()
 
 
-def reports() -> list:
+def reports() -> list[TurnReport]:
     shop = Atom("shop", nucleus=lambda m, g: "Sure.", input=[MaxLength(40), no_refunds])
     other = Atom("other", nucleus=lambda m, g: "Hi.")
     return [
