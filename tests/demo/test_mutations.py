@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -67,14 +68,17 @@ print(json.dumps(out))
 
 
 @pytest.fixture(scope="module")
-def outcome(tmp_path_factory: pytest.TempPathFactory) -> dict:
+def outcome(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     data_dir = tmp_path_factory.mktemp("demo")
     manage(data_dir, "migrate", "--verbosity", "0", "--skip-checks")
     manage(data_dir, "demo_seed", "--skip-checks")
-    return json.loads(manage(data_dir, "shell", "-c", SCRIPT).stdout.splitlines()[-1])
+    result: dict[str, Any] = json.loads(
+        manage(data_dir, "shell", "-c", SCRIPT).stdout.splitlines()[-1]
+    )
+    return result
 
 
-def test_four_managers_and_three_mutations_are_registered(outcome: dict) -> None:
+def test_four_managers_and_three_mutations_are_registered(outcome: dict[str, Any]) -> None:
     assert outcome["managers"] == [
         "MaterialManager",
         "PartManager",
@@ -84,7 +88,7 @@ def test_four_managers_and_three_mutations_are_registered(outcome: dict) -> None
     assert outcome["mutations"] == ["assignPartToProject", "createPart", "updatePartCost"]
 
 
-def test_update_part_cost_previews_before_and_after_then_writes(outcome: dict) -> None:
+def test_update_part_cost_previews_before_and_after_then_writes(outcome: dict[str, Any]) -> None:
     preview = outcome["cost_preview"]
     assert preview["action"] == "update"
     assert preview["part"].startswith("P-1002 ")
@@ -95,7 +99,7 @@ def test_update_part_cost_previews_before_and_after_then_writes(outcome: dict) -
     assert outcome["cost_after"] == "14.50"
 
 
-def test_assign_part_previews_names_and_respects_private_projects(outcome: dict) -> None:
+def test_assign_part_previews_names_and_respects_private_projects(outcome: dict[str, Any]) -> None:
     preview = outcome["assign_preview"]
     assert preview["action"] == "assign"
     assert preview["part"].startswith("P-1002 ")
@@ -107,7 +111,7 @@ def test_assign_part_previews_names_and_respects_private_projects(outcome: dict)
     assert outcome["private_by_other"]["code"] == "permission_denied"
 
 
-def test_create_part_takes_the_next_free_number(outcome: dict) -> None:
+def test_create_part_takes_the_next_free_number(outcome: dict[str, Any]) -> None:
     expected = f"P-{int(outcome['highest'].removeprefix('P-')) + 1}"
     assert outcome["create_preview"]["values"]["number"] == expected
     assert outcome["create_preview"]["material"] == "Steel S235"
@@ -115,6 +119,6 @@ def test_create_part_takes_the_next_free_number(outcome: dict) -> None:
     assert outcome["created_number"] == expected
 
 
-def test_create_part_with_an_unknown_material_is_an_input_error(outcome: dict) -> None:
+def test_create_part_with_an_unknown_material_is_an_input_error(outcome: dict[str, Any]) -> None:
     assert outcome["unknown_material"]["code"] == "invalid_input"
     assert "no material with id 999999" in outcome["unknown_material"]["message"]

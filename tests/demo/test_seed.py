@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,13 +27,15 @@ def seeded(data_dir: Path) -> dict[str, tuple[int, int]]:
     return counts
 
 
-def dump(data_dir: Path) -> list[dict]:
+def dump(data_dir: Path) -> list[dict[str, Any]]:
     output = manage(data_dir, "dumpdata", "chatomon_demo", "--indent", "0", "--skip-checks").stdout
     return sorted(json.loads(output), key=lambda row: (row["model"], row["pk"]))
 
 
 @pytest.fixture(scope="module")
-def seeded_once(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, list[dict]]:
+def seeded_once(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[dict[str, tuple[int, int]], list[dict[str, Any]]]:
     data_dir = tmp_path_factory.mktemp("demo")
     return seeded(data_dir), dump(data_dir)
 
@@ -39,7 +43,7 @@ def seeded_once(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, list[di
 def test_the_seed_is_a_small_company_of_a_few_hundred_rows(seeded_once) -> None:
     counts, rows = seeded_once
     assert set(counts) == {"materials", "suppliers", "parts", "projects", "project parts"}
-    assert all(total == new for kind, (total, new) in counts.items() if kind != "project parts")
+    assert all(total == new for total, new in counts.values())
     assert 300 <= sum(total for total, _ in counts.values()) <= 2000
     projects = [row["fields"] for row in rows if row["model"] == "chatomon_demo.project"]
     assert any(not project["is_public"] for project in projects)
@@ -87,7 +91,18 @@ def test_seeding_again_keeps_what_users_changed_and_restores_what_they_deleted(
     assert len(restored) == 1
 
 
+SCRIPTED = {"CHATOMON_PROVIDER": "tests.browser.provider.DemoScriptProvider"}
+LOCAL_RUNTIME_MISSING = importlib.util.find_spec("llama_cpp") is None
+
+
 def test_the_demo_settings_pass_the_system_checks(tmp_path: Path) -> None:
+    result = manage(tmp_path, "check", "--fail-level", "WARNING", env=SCRIPTED)
+    assert "System check identified no issues" in result.stdout
+
+
+@pytest.mark.real_llm
+@pytest.mark.skipif(LOCAL_RUNTIME_MISSING, reason="llama-cpp-python is not installed")
+def test_the_default_local_provider_passes_the_system_checks(tmp_path: Path) -> None:
     result = manage(tmp_path, "check", "--fail-level", "WARNING")
     assert "System check identified no issues" in result.stdout
 

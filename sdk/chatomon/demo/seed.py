@@ -167,6 +167,7 @@ def _projects(summary: SeedSummary, rng: random.Random, parts: Sequence[Part], o
         row, created = Project.objects.get_or_create(code=f"PRJ-{101 + index}", defaults=values)
         if created:
             row.parts.set(used)
+            summary.created["project parts"] = summary.created.get("project parts", 0) + len(used)
         summary.created["projects"] = summary.created.get("projects", 0) + created
 
 

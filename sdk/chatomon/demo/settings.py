@@ -132,5 +132,7 @@ LOGGING = {
     "loggers": {
         "chatomon": {"level": "INFO"},
         "chatomon.demo": {"level": "INFO"},
+        # Start, stop and connection problems; one line per request would bury them.
+        "uvicorn.error": {"level": "INFO"},
     },
 }

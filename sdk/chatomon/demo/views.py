@@ -5,15 +5,18 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from chatomon.django.conf import chat_settings
+
 from .models import Material, Part, Project, Supplier
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    """The landing page, with the size of the data set."""
+    """The landing page, with the size of the data set and, once logged in, the chat."""
     counts = {
         "materials": Material.objects.count(),
         "suppliers": Supplier.objects.count(),
         "parts": Part.objects.count(),
         "projects": Project.objects.count(),
     }
-    return render(request, "chatomon_demo/home.html", {"counts": counts})
+    context = {"counts": counts, "chat_path": chat_settings().url_prefix}
+    return render(request, "chatomon_demo/home.html", context)

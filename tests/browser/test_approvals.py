@@ -1,0 +1,118 @@
+"""A user's write that needs staff approval: queued live in the console, approved, resumed.
+
+Two browser contexts are two people: alice chats on the demo's landing page over the
+WebSocket; a staff member keeps the console's approval queue open. Nobody reloads a page.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import END_USER, STAFF, log_in, screenshot
+
+
+def open_chat(new_page: Any) -> Any:
+    page = new_page()
+    log_in(page, END_USER, "/")
+    expect(page.locator("#demo-status")).to_have_text("connected")
+    return page
+
+
+def say(page: Any, text: str) -> None:
+    page.get_by_label("Message").fill(text)
+    page.get_by_role("button", name="Send").click()
+
+
+def open_queue(new_page: Any) -> Any:
+    page = new_page()
+    # The queue is live once its SSE stream is open: wait for that response, not a delay.
+    with page.expect_response(lambda response: "/console/live/" in response.url):
+        log_in(page, STAFF, "/console/approvals/")
+    return page
+
+
+def ask_for_a_cost_change(user: Any, number: str, cost: str) -> None:
+    say(user, f"Please set the unit cost of part {number} to {cost}")
+    waiting = user.locator(".demo-message--confirm").last
+    expect(waiting).to_contain_text("updatePartCost waits for a staff approval")
+    expect(waiting).to_contain_text(f'"after": "{cost}"')
+
+
+def pending_card(staff: Any, number: str) -> Any:
+    card = staff.locator("#cc-approval-queue .cc-approval", has_text=number)
+    expect(card).to_have_count(1)
+    expect(card).to_contain_text("staff approval")
+    return card
+
+
+# The console hears of approvals it decides itself; one a user's turn asks for reaches it
+# only once the chat service's listeners include chatomon.console.live's
+# approval_activity_listener. Strict: when that lands, this XPASSes and must lose the mark.
+@pytest.mark.xfail(
+    strict=True,
+    reason="approval_activity_listener is not among build_chat_service's listeners",
+)
+def test_a_staff_approval_a_user_asks_for_appears_live_in_the_console(new_page) -> None:
+    staff = open_queue(new_page)
+    user = open_chat(new_page)
+    ask_for_a_cost_change(user, "P-1004", "3.25")
+    pending_card(staff, "P-1004")
+    expect(staff.get_by_role("navigation", name="Console")).to_contain_text("1 pending")
+
+
+def test_staff_approve_and_the_users_turn_continues_live(new_page) -> None:
+    staff = open_queue(new_page)
+    user = open_chat(new_page)
+    ask_for_a_cost_change(user, "P-1001", "14.50")
+    staff.reload()  # see the xfail above: the queue does not hear of it by itself yet
+    card = pending_card(staff, "P-1001")
+    expect(card.locator(".cc-preview")).to_contain_text("unit_cost")
+    expect(card.locator(".cc-preview ins")).to_have_text("14.50")
+    screenshot(staff, "approvals-pending")
+    screenshot(user, "user-waiting-for-approval")
+
+    card.get_by_role("button", name="Approve").click()
+    expect(staff.locator("#cc-approval-queue .cc-approval", has_text="P-1001")).to_have_count(0)
+
+    expect(user.locator(".demo-message--note").last).to_have_text("Decision: approved by staff")
+    expect(user.locator(".demo-message--assistant").last).to_have_text(
+        "Done: part P-1001 now costs 14.50 EUR per unit."
+    )
+    screenshot(user, "user-turn-continued")
+
+    staff.get_by_role("link", name="Decided confirmations (history)").click()
+    decided = staff.locator(".cc-approval", has_text="P-1001")
+    expect(decided).to_contain_text("approved by staff")
+    screenshot(staff, "approvals-history")
+
+
+def test_a_rejected_approval_tells_the_user_nothing_changed(new_page) -> None:
+    staff = open_queue(new_page)
+    user = open_chat(new_page)
+
+    ask_for_a_cost_change(user, "P-1003", "1.00")
+    staff.reload()
+    card = pending_card(staff, "P-1003")
+    card.get_by_label("Reason (for a rejection)").fill("too cheap")
+    card.get_by_role("button", name="Reject").click()
+
+    expect(user.locator(".demo-message--note").last).to_have_text("Decision: rejected by staff")
+    expect(user.locator(".demo-message--assistant").last).to_contain_text("The change was not made")
+
+
+def test_the_user_confirms_their_own_assignment_in_the_chat(new_page) -> None:
+    user = open_chat(new_page)
+
+    say(user, "Assign part P-1002 to project PRJ-102")
+    confirm = user.locator(".demo-message--confirm").last
+    expect(confirm).to_contain_text("assignPartToProject needs your confirmation")
+    expect(confirm).to_contain_text("PRJ-102")
+    screenshot(user, "user-confirmation")
+    confirm.get_by_role("button", name="Confirm").click()
+
+    expect(user.locator(".demo-message--assistant").last).to_have_text(
+        "Done: part P-1002 is now used by project PRJ-102."
+    )

@@ -1,0 +1,39 @@
+"""Staff log in and chat with the assistant in the console; the answer streams in."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from playwright.sync_api import expect
+
+from tests.browser.conftest import STAFF, TextRecorder, log_in, screenshot
+
+
+def test_staff_log_in_and_see_the_dashboard(new_page) -> None:
+    page = new_page()
+    page.goto("/console/")
+    expect(page).to_have_url(re.compile(r"/console/login/\?next=/console/$"))
+    screenshot(page, "login")
+    log_in(page, STAFF)
+    expect(page.get_by_role("navigation", name="Console")).to_be_visible()
+    screenshot(page, "dashboard")
+
+
+def test_a_console_chat_streams_the_answer(new_page) -> None:
+    page = new_page()
+    log_in(page, STAFF, "/console/chat/")
+    recorder = TextRecorder(page, ".cc-message--assistant .cc-text")
+    page.get_by_label("Message").fill("How many parts are there?")
+    page.get_by_role("button", name="Send").click()
+    reply = page.locator(".cc-message--assistant .cc-text").last
+    expect(reply).to_have_text(re.compile(r"^Acme Parts has \d+ parts in its catalogue\.$"))
+    # The provider streams word by word: the bubble grew through the words to the whole text.
+    texts = recorder.texts
+    assert texts[-1] == reply.text_content()
+    assert texts[0] == "Acme "
+    assert len(texts) == len(texts[-1].split())
+    assert all(later.startswith(earlier) for earlier, later in itertools.pairwise(texts))
+    expect(page.locator(".cc-tool summary").last).to_contain_text("query")
+    expect(page).to_have_url(re.compile(r"/console/chat/[0-9a-f-]{36}/$"))
+    screenshot(page, "chat")
