@@ -47,3 +47,4 @@ DATABASES = {"default": database_from_url(os.environ.get("DATABASE_URL"))}
 USE_TZ = True
 TIME_ZONE = "UTC"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+TEMPLATES = [{"BACKEND": "django.template.backends.django.DjangoTemplates", "APP_DIRS": True}]

@@ -1,0 +1,1 @@
+"""Template tags of the chatomon app: `{% load chatomon_widget %}`."""
