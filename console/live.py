@@ -1,9 +1,12 @@
 """Live approvals: a channel-layer group every open console listens to over SSE.
 
-Whenever a confirmation is requested or decided (by the console, by an end user, by
-expiry), a message goes to `APPROVALS_GROUP`. Each console page keeps one SSE connection
-(`live_stream`); on every message it renders, for that viewer, the pending badge and the
-approval queue as out-of-band swaps, which the htmx SSE extension applies in place.
+Whenever the console decides a confirmation, or `approval_activity_listener` (a ChatService
+activity listener) hears one requested or resolved, a message goes to `APPROVALS_GROUP`.
+Each console page keeps one SSE connection (`live_stream`); on every message it renders,
+for that viewer, the pending badge and the approval queue as out-of-band swaps, which the
+htmx SSE extension applies in place. Between messages the stream also compares a cheap
+fingerprint of the queue once a second, so confirmations from a service without the
+listener, and expiries, still show within a second.
 """
 
 from __future__ import annotations
@@ -15,10 +18,13 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from channels.layers import BaseChannelLayer, get_channel_layer
+from django.db.models import Count, Max, Q
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.template.loader import render_to_string
 from django.utils import timezone
+
+from chatomon.django.models import PendingConfirmation
 
 from .access import DECIDE_CONFIRMATION, VIEW_APPROVALS, staff_view
 from .approval_display import cards
@@ -35,6 +41,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 APPROVALS_GROUP = "chatomon_console.approvals"
+POLL_SECONDS = 1.0
 KEEPALIVE_SECONDS = 15.0
 APPROVAL_KINDS = frozenset({"confirmation_requested", "confirmation_resolved"})
 
@@ -70,17 +77,39 @@ def live_fragment(request: HttpRequest) -> str:
     return render_to_string("chatomon_console/approvals/live.html", context, request=request)
 
 
+def queue_fingerprint() -> tuple[Any, ...]:
+    """What changes whenever the queue or the badge would: one indexed aggregate."""
+    now = timezone.now()
+    return tuple(
+        PendingConfirmation.objects.filter(status="pending")
+        .aggregate(
+            total=Count("pk"),
+            newest=Max("created_at"),
+            open=Count("pk", filter=Q(approver="staff", expires_at__gt=now)),
+        )
+        .values()
+    )
+
+
 async def _events(request: HttpRequest, layer: BaseChannelLayer) -> AsyncIterator[str]:
     channel = await layer.new_channel()
     await layer.group_add(APPROVALS_GROUP, channel)
+    fingerprint = sync_to_async(queue_fingerprint)
     try:
+        seen, quiet = await fingerprint(), 0.0
         yield "retry: 2000\n: connected\n\n"
         while True:
             try:
-                await asyncio.wait_for(layer.receive(channel), timeout=KEEPALIVE_SECONDS)
+                await asyncio.wait_for(layer.receive(channel), timeout=POLL_SECONDS)
             except TimeoutError:
-                yield ": keep-alive\n\n"
-                continue
+                current = await fingerprint()
+                if current == seen:
+                    quiet += POLL_SECONDS
+                    if quiet >= KEEPALIVE_SECONDS:
+                        quiet = 0.0
+                        yield ": keep-alive\n\n"
+                    continue
+            seen, quiet = await fingerprint(), 0.0
             yield sse_event("approvals", await sync_to_async(live_fragment)(request))
     finally:
         await layer.group_discard(APPROVALS_GROUP, channel)

@@ -16,6 +16,7 @@ from ..approval_queries import pending_staff_count
 __all__ = [
     "action_badge",
     "badge_html",
+    "compact_json",
     "milliseconds",
     "pending_badge",
     "pending_badge_oob",
@@ -67,3 +68,9 @@ def action_badge(action: Any) -> dict[str, Any]:
 def pending_badge_oob(count: int) -> SafeString:
     """The badge for an out-of-band swap, with a count already known."""
     return badge_html(count, oob=True)
+
+
+@register.filter
+def compact_json(value: Any) -> str:
+    """One-line JSON of a value, for table cells."""
+    return json.dumps(value, sort_keys=True, default=str)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
-from collections.abc import Callable
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -16,7 +17,9 @@ if "chatomon.console" not in settings.INSTALLED_APPS:  # pragma: no cover - conf
         allow_module_level=True,
     )
 
+from asgiref.sync import sync_to_async
 from django.contrib.auth.models import Permission, User
+from django.db import connections
 from django.test import Client
 
 from chatomon.django.models import Conversation, PendingConfirmation, Turn
@@ -26,6 +29,13 @@ ALL_AREAS = (
     "view_dashboard", "use_chat", "view_approvals", "decide_confirmation", "view_turns",
     "review_escalation", "view_audit",
 )  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _close_worker_connections() -> Iterator[None]:
+    """Close the connection asgiref's worker thread opened, or the test database stays busy."""
+    yield
+    asyncio.run(sync_to_async(connections.close_all)())
 
 
 def make_user(username: str, *, staff: bool = True, perms: tuple[str, ...] = ALL_AREAS) -> User:
@@ -150,6 +160,3 @@ def make_confirmation(
         **fields,
     }
     return PendingConfirmation.objects.create(**values)
-
-
-Factory = Callable[..., Any]

@@ -1,8 +1,9 @@
-"""Access: only active staff, the area's permission, login redirects (HX-Redirect for HTMX), CSRF."""
+"""Access: active staff only, per-area permissions, login redirects (HX-Redirect), CSRF."""
 
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 
 from tests.console.conftest import login, make_confirmation, make_turn, make_user
@@ -69,8 +70,6 @@ def test_staff_with_only_that_permission_get_in(url, permission):
 
 
 def test_a_superuser_needs_no_explicit_permission():
-    from django.contrib.auth.models import User
-
     admin = User.objects.create_superuser("root", password="pw")
     assert login(admin).get("/console/turns/").status_code == 200
 

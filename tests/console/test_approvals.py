@@ -1,9 +1,10 @@
-"""Approvals: the queue, before→after previews, expiry, decisions with one winner, history, live push."""
+"""Approvals: queue, before→after previews, expiry, one-winner decisions, history, live push."""
 
 from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -97,12 +98,12 @@ def test_two_concurrent_decisions_have_one_winner(harness):
     url = f"/console/approvals/{pending['id']}/decide/"
     deciders = [make_user(name) for name in ("alice", "carol")]
 
-    async def decide(user):
+    async def decide(user: User) -> Any:
         client = AsyncClient()
         await client.aforce_login(user)
         return await client.post(url, {"decision": "approve"}, headers={"HX-Request": "true"})
 
-    async def both():
+    async def both() -> list[Any]:
         return await asyncio.gather(*(decide(u) for u in deciders))
 
     statuses = sorted(r.status_code for r in asyncio.run(both()))
@@ -127,12 +128,14 @@ def test_history_filters_by_status_decider_and_time(staff_client):
     now = datetime.now(UTC)
     made = {
         "a": make_confirmation(status="approved", decided_by="alice", decided_at=now, mutation="a"),
-        "b": make_confirmation(status="rejected", decided_by="carol", decided_at=now - timedelta(days=3), mutation="b"),
+        "b": make_confirmation(
+            status="rejected", decided_by="carol", decided_at=now - timedelta(days=3), mutation="b"
+        ),
         "c": make_confirmation(status="expired", decided_at=now, mutation="c"),
         "p": make_confirmation(mutation="p"),
     }  # fmt: skip
 
-    def shown(query):
+    def shown(query: str) -> set[str]:
         html = staff_client.get(f"/console/approvals/history/?{query}").content.decode()
         return {k for k, c in made.items() if f'id="cc-approval-{c.id}"' in html}
 
@@ -179,4 +182,16 @@ async def test_a_decision_announces_itself_to_every_open_console(harness):
     await decider.post(f"/console/approvals/{pending['id']}/decide/", {"decision": "approve"})
     event = (await asyncio.wait_for(anext(chunks), 1.0)).decode()
     assert "0 pending" in event and pending["id"] not in event
+    await chunks.aclose()
+
+
+async def test_confirmations_from_elsewhere_appear_within_a_second_without_a_message():
+    user = await sync_to_async(make_user)("alice")
+    client = AsyncClient()
+    await client.aforce_login(user)
+    chunks = aiter((await client.get("/console/live/")).streaming_content)
+    await anext(chunks)
+    await sync_to_async(make_confirmation)(mutation="createPart")  # no group message sent
+    event = (await asyncio.wait_for(anext(chunks), 2.5)).decode()
+    assert "createPart" in event and "1 pending" in event
     await chunks.aclose()

@@ -1,4 +1,4 @@
-"""Turns: filters in the query string, sorting, pagination, full page vs partial, detail, exports."""
+"""Turns: query-string filters, sorting, pagination, full page vs partial, detail, exports."""
 
 from __future__ import annotations
 
@@ -6,10 +6,12 @@ import csv
 import io
 import json
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 
+from chatomon.django.models import ChatMessage, Turn
 from tests.console.conftest import NOW, conversation, make_turn, orbital
 
 pytestmark = pytest.mark.django_db
@@ -35,9 +37,11 @@ def turns(db):
         ),
         "output_stop": make_turn(
             bobs,
-            output=[{"results": [orbital("tone", "block", side="output")], "decision": "regenerate"},
-                    {"results": [orbital("tone", side="output", error_type="TimeoutError")],
-                     "decision": "accept"}],
+            output=[
+                {"results": [orbital("tone", "block", side="output")], "decision": "regenerate"},
+                {"results": [orbital("tone", side="output", error_type="TimeoutError")],
+                 "decision": "accept"},
+            ],
         ),
     }  # fmt: skip
     TURNS.clear()
@@ -45,7 +49,7 @@ def turns(db):
     return {name: t.id for name, t in made.items()}
 
 
-def names(response):
+def names(response: Any) -> set[str]:
     html = response.content.decode()
     return {name for tid, name in TURNS.items() if f"/console/turns/{tid}/" in html}
 
@@ -64,7 +68,8 @@ def names(response):
         ("failed=yes", {"error", "output_stop"}),
         ("failed=no", {"plain", "blocked", "escalated"}),
         ("min_duration_ms=300", {"blocked", "escalated"}),
-        (f"date_from={(NOW - timedelta(days=4)).date()}&date_to={(NOW - timedelta(days=2)).date()}", {"blocked"}),
+        (f"date_from={NOW - timedelta(days=4):%Y-%m-%d}&date_to={NOW - timedelta(days=2):%Y-%m-%d}",
+         {"blocked"}),
         (f"date_from={NOW.date()}", {"plain", "escalated", "error", "output_stop"}),
     ],
 )  # fmt: skip
@@ -73,8 +78,6 @@ def test_filters(staff_client, turns, query, expected):
 
 
 def test_conversation_filter(staff_client, turns):
-    from chatomon.django.models import Turn
-
     conversation_id = Turn.objects.get(pk=turns["plain"]).conversation_id
     response = staff_client.get(f"/console/turns/?conversation={conversation_id}")
     assert names(response) == {"plain", "output_stop"}
@@ -145,8 +148,6 @@ def test_detail_shows_chains_waterfall_usage_and_raw_json(staff_client, htmx_cli
 
 
 def test_detail_withholds_message_text_unless_fully_captured(staff_client, db):
-    from chatomon.django.models import ChatMessage
-
     conv = conversation()
     hidden = make_turn(conv, capture_content="hash")
     shown = make_turn(conversation(), capture_content="full")
