@@ -18,5 +18,5 @@ urlpatterns = [
     path("test/login/", views.log_in, name="test-login"),
     path("test/staff/decide/", views.staff_decide, name="test-staff-decide"),
     path("test/seed/", views.seed_part, name="test-seed"),
-    path("test/turns/<str:turn_id>/", views.turn_status, name="test-turn"),
+    path("test/turns/", views.recent_turns, name="test-turns"),
 ]

@@ -4,7 +4,7 @@
 - `POST test/login/` `{"username", "staff"?}`: creates the user if needed and logs in;
 - `POST test/staff/decide/` `{"confirmation_id", "confirmed"}`: a staff decision, as the
   console makes it, answered with the envelope of the resumed turn;
-- `GET test/turns/<turn_id>/`: the stored status of a turn;
+- `GET test/turns/`: the ten latest turns, newest first, with their status;
 - `POST test/seed/`: creates a part, returns its id.
 """
 
@@ -48,9 +48,9 @@ async def staff_decide(request: HttpRequest) -> HttpResponse:
     return JsonResponse(envelope([event async for event in events]))
 
 
-async def turn_status(request: HttpRequest, turn_id: str) -> HttpResponse:
-    turn = await chat_service().store.get_turn(turn_id)
-    return JsonResponse({"status": turn.status if turn is not None else None})
+async def recent_turns(request: HttpRequest) -> HttpResponse:
+    turns = await chat_service().store.list_turns(limit=10)
+    return JsonResponse({"turns": [{"id": t.id, "status": t.status} for t in turns]})
 
 
 @csrf_exempt

@@ -1,0 +1,140 @@
+"""Scale-out: two uvicorn processes sharing PostgreSQL, the Redis cache and channels_redis.
+
+Runs only where DATABASE_URL (PostgreSQL) and REDIS_URL are set. The servers share a
+database of their own on that PostgreSQL server, created and dropped by the fixture; every
+key in Redis carries a prefix of this run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+from uuid import uuid4
+
+import httpx
+import pytest
+
+from tests.asgi_app.servers import (
+    AsgiServer,
+    Visitor,
+    migrate,
+    receive_until_terminal,
+    server_environment,
+)
+
+pytestmark = pytest.mark.skipif(
+    not os.environ.get("DATABASE_URL", "").startswith("postgres")
+    or not os.environ.get("REDIS_URL"),
+    reason="needs DATABASE_URL (PostgreSQL) and REDIS_URL",
+)
+BUDGET = 6
+CREATE = 'mutate createPart {"name": "Bolt"}'
+
+
+def scaleout_database() -> tuple[str, str]:
+    """A database of this run beside DATABASE_URL's: its URL, and the admin URL to drop it."""
+    parts = urlsplit(os.environ["DATABASE_URL"])
+    name = f"{parts.path.lstrip('/') or 'chatomon'}_scaleout_{uuid4().hex[:8]}"
+    admin = urlunsplit(parts._replace(path="/postgres"))
+    return urlunsplit(parts._replace(path=f"/{name}")), admin
+
+
+def run_admin(admin_url: str, statement: str) -> None:
+    import psycopg  # noqa: PLC0415
+
+    with psycopg.connect(admin_url, autocommit=True) as connection:
+        connection.execute(statement)
+
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[tuple[AsgiServer, AsgiServer]]:
+    url, admin = scaleout_database()
+    name = urlsplit(url).path.lstrip("/")
+    run_admin(admin, f'CREATE DATABASE "{name}"')
+    env = server_environment(
+        DATABASE_URL=url,
+        REDIS_URL=os.environ["REDIS_URL"],
+        CHATOMON_TEST_PREFIX=f"chatomon-scaleout-{uuid4().hex}",
+        CHATOMON_TEST_RATE_REQUESTS=str(BUDGET),
+    )
+    first, second = AsgiServer(env), AsgiServer(env)
+    try:
+        migrate(env)
+        first.start()
+        second.start()
+        yield first, second
+    finally:
+        first.stop()
+        second.stop()
+        run_admin(admin, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+async def stream_events(visitor: Visitor, server: AsgiServer, text: str) -> list[dict[str, Any]]:
+    headers = await visitor.csrf_headers(server)
+    async with visitor.client(server) as client:
+        response = await client.post("/chat/stream/", json={"text": text}, headers=headers)
+    body = response.content
+    return [json.loads(b[6:]) for b in body.split(b"\n\n") if b.startswith(b"data: ")]
+
+
+async def test_a_confirmation_created_through_one_process_is_approved_through_the_other(servers):
+    first, second = servers
+    visitor = Visitor()
+    await visitor.log_in(first, "alice")
+    waiting = (await stream_events(visitor, first, CREATE))[-1]
+    assert waiting["type"] == "confirm_mutation"
+    approved = await visitor.post(
+        second, "/chat/confirm/", {"confirmation_id": waiting["id"], "confirmed": True}
+    )
+    events = approved.json()["events"]
+    assert [e["type"] for e in events] == [
+        "confirmation_resolved",
+        "tool_result",
+        "text_chunk",
+        "done",
+    ]
+    assert events[1]["result"]["status"] == "executed"
+    again = await visitor.post(
+        first, "/chat/confirm/", {"confirmation_id": waiting["id"], "confirmed": True}
+    )
+    assert again.json()["events"][0]["code"] == "confirmation_unavailable"
+
+
+async def test_a_staff_approval_in_one_process_reaches_a_socket_on_the_other(servers):
+    first, second = servers
+    visitor = Visitor()
+    await visitor.log_in(second, "bob")
+    async with httpx.AsyncClient(base_url=first.url) as client:
+        part = (await client.post("/test/seed/")).json()["id"]
+    async with visitor.socket(second) as socket:
+        text = f'mutate updatePartCost {{"part_id": {part}, "unit_cost": "9.00"}}'
+        await socket.send(json.dumps({"type": "message", "text": text}))
+        waiting = (await receive_until_terminal(socket))[-1]
+        assert waiting["approver"] == "staff"
+        async with httpx.AsyncClient(base_url=first.url) as staff:
+            decided = await staff.post(
+                "/test/staff/decide/", json={"confirmation_id": waiting["id"], "confirmed": True}
+            )
+        assert decided.json()["events"][-1]["type"] == "done"
+        received = await receive_until_terminal(socket)
+        assert [e["type"] for e in received] == [e["type"] for e in decided.json()["events"]]
+        assert received[0]["decided_by"] == "staff:tester"
+
+
+async def test_the_request_budget_holds_across_both_processes(servers):
+    visitor = Visitor()
+    await visitor.log_in(servers[0], "carol")
+    headers = await visitor.csrf_headers(servers[0])
+
+    async def one(index: int) -> int:
+        async with visitor.client(servers[index % 2]) as client:
+            response = await client.post("/chat/", json={"text": "hi"}, headers=headers)
+            return response.status_code
+
+    statuses = await asyncio.gather(*(one(i) for i in range(3 * BUDGET)))
+    assert statuses.count(200) == BUDGET
+    assert statuses.count(429) == 2 * BUDGET
