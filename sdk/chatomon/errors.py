@@ -11,10 +11,10 @@ ChatomonError                 base of everything chatomon raises on purpose
 │   │                         `.code` is the tool error code, `.to_result()` its result
 │   ├── QueryTimeoutError         a read exceeded query_timeout_seconds (query_timeout)
 │   └── PermissionDeniedError     the actor may not do this (permission_denied)
-├── ProviderDependencyError   a provider's optional SDK is not installed (also an ImportError;
-│                             each vendor module has its own subclass naming its extra)
 ├── OptionalDependencyError   an optional package of a feature is not installed (also an
-│                             ImportError; `.extra` names the chatomon extra to install)
+│   │                         ImportError; `.extra` names the chatomon extra to install)
+│   └── ProviderDependencyError   a provider's vendor SDK is missing (each vendor module
+│                                 has its own subclass naming its extra)
 ├── ProviderError             a provider call failed; `public_reason` is a stable code
 │   ├── ProviderAuthError            credentials missing or refused    (provider_auth)
 │   ├── ProviderRateLimitError       the vendor throttled the call     (provider_rate_limited)
@@ -270,24 +270,6 @@ class ChatConfigurationError(ConfigurationError):
         )
 
 
-class ProviderDependencyError(ChatomonError, ImportError):
-    """A provider's optional vendor SDK is not installed.
-
-    Attributes:
-        package: The import name that failed (e.g. "openai").
-        extra: The chatomon extra that installs it (``pip install "chatomon[openai]"``).
-    """
-
-    def __init__(self, package: str, extra: str) -> None:
-        super().__init__(
-            f"the {package!r} package is needed for this provider; "
-            f'install it with: pip install "chatomon[{extra}]"',
-            name=package,
-        )
-        self.package = package
-        self.extra = extra
-
-
 class OptionalDependencyError(ChatomonError, ImportError):
     """A feature needs an optional package that is not installed.
 
@@ -306,6 +288,18 @@ class OptionalDependencyError(ChatomonError, ImportError):
         self.package = package
         self.extra = extra
         self.feature = feature
+
+
+class ProviderDependencyError(OptionalDependencyError):
+    """A provider's optional vendor SDK is not installed.
+
+    Attributes:
+        package: The import name that failed (e.g. "openai").
+        extra: The chatomon extra that installs it (``pip install "chatomon[openai]"``).
+    """
+
+    def __init__(self, package: str, extra: str) -> None:
+        super().__init__(package, extra, feature="this provider")
 
 
 class ProviderError(ChatomonError):
