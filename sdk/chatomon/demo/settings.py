@@ -19,6 +19,8 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+import django
+
 DATA_DIR = Path(os.environ.get("CHATOMON_DEMO_DATA") or ".demo").resolve()
 
 
@@ -46,6 +48,9 @@ ALLOWED_HOSTS = (
     os.environ.get("CHATOMON_DEMO_ALLOWED_HOSTS") or "127.0.0.1,localhost,[::1]"
 ).split(",")
 
+# The console's templates use partials: built into Django 6, from django-template-partials on 5.2.
+PARTIALS_APP = [] if django.VERSION >= (6, 0) else ["template_partials"]
+
 INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.auth",
@@ -53,6 +58,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_htmx",
+    *PARTIALS_APP,
     "chatomon.django",
     "chatomon.console",
     "chatomon.demo",

@@ -1,0 +1,83 @@
+"""The console's reading screens in a browser: turn reports, audit events, escalations.
+
+Each test makes its own activity first (a user's chat turn), then finds it through the
+filters, the way a staff member would.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import expect
+
+from tests.browser.conftest import STAFF, log_in, screenshot
+from tests.browser.test_approvals import open_chat, say
+
+
+def chat_once(new_page: Any) -> str:
+    """A finished turn of alice's; returns the question's unique marker."""
+    marker = uuid.uuid4().hex[:8]
+    user = open_chat(new_page)
+    say(user, f"How many parts are there? ({marker})")
+    expect(user.locator(".demo-message--assistant").last).to_contain_text("parts in its catalogue")
+    return marker
+
+
+def test_a_users_turn_report_opens_from_the_filtered_turn_list(new_page) -> None:
+    chat_once(new_page)
+    staff = new_page()
+    log_in(staff, STAFF, "/console/turns/")
+    staff.get_by_label("User (username)").fill("alice")
+    staff.get_by_role("button", name="Apply filters").click()
+    expect(staff).to_have_url(re.compile(r"[?&]user=alice"))
+    rows = staff.locator("#cc-turn-results tbody tr")
+    expect(rows.first).to_contain_text("alice")
+    screenshot(staff, "turns")
+
+    rows.first.get_by_role("link").first.click()
+    expect(staff.get_by_role("heading", level=1)).to_contain_text("Turn")
+    for section in ("Conversation context", "Timeline", "Input chain", "Raw report"):
+        expect(staff.get_by_role("heading", name=section)).to_be_visible()
+    staff.get_by_text("Report JSON", exact=True).click()
+    expect(staff.locator("details pre.cc-json")).to_contain_text('"final_action"')
+    screenshot(staff, "turn-detail")
+
+    with staff.expect_download() as download:
+        staff.get_by_role("link", name="Download report JSON").click()
+    report = json.loads(Path(download.value.path()).read_text())
+    assert report["final_action"] == "answered"
+
+
+def test_the_audit_list_filters_by_type_and_payload(new_page) -> None:
+    marker = chat_once(new_page)
+    staff = new_page()
+    log_in(staff, STAFF, "/console/audit/")
+    staff.get_by_label("Type").fill("message_received")
+    staff.get_by_role("button", name="Apply filters").click()
+    expect(staff).to_have_url(re.compile(r"[?&]type=message_received"))
+    badges = staff.locator("#cc-audit-results tbody .cc-badge")
+    expect(badges.first).to_have_text("message_received")
+    assert set(badges.all_text_contents()) == {"message_received"}
+
+    staff.get_by_label("Search in payload").fill(marker)
+    staff.get_by_role("button", name="Apply filters").click()
+    expect(staff).to_have_url(re.compile(rf"[?&]q={marker}"))
+    expect(staff.locator("#cc-audit-results tbody tr")).to_have_count(1)
+    expect(staff.locator("#cc-audit-results tbody tr")).to_contain_text(marker)
+    screenshot(staff, "audit")
+
+    staff.locator("#cc-audit-results tbody tr a").first.click()
+    expect(staff.get_by_role("heading", level=1)).to_contain_text("message_received")
+    expect(staff.get_by_role("heading", name="Payload (sanitized)")).to_be_visible()
+    screenshot(staff, "audit-detail")
+
+
+def test_the_escalations_screen_renders_for_staff(new_page) -> None:
+    staff = new_page()
+    log_in(staff, STAFF, "/console/escalations/")
+    expect(staff.get_by_role("heading", name="Escalations", level=1)).to_be_visible()
+    screenshot(staff, "escalations")
