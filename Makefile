@@ -75,7 +75,7 @@ lint: $(INSTALLED)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-BENCHMARKS := engine providers tools chat local_model
+BENCHMARKS := engine providers tools chat local_model transports
 
 bench: $(INSTALLED) $(LOCAL_MODEL)
 	@for name in $(BENCHMARKS); do $(BIN)/python tests/benchmarks/$$name.py || exit 1; done

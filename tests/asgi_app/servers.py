@@ -69,7 +69,7 @@ class AsgiServer:
         command = [
             sys.executable, "-m", "uvicorn", "tests.asgi_app.asgi:application",
             "--host", "127.0.0.1", "--port", str(self.port),
-            "--log-level", "warning", "--lifespan", "off", "--ws", "websockets",
+            "--log-level", "warning", "--lifespan", "off", "--ws", "websockets-sansio",
         ]  # fmt: skip
         self.process = subprocess.Popen(command, env=self.env, cwd=ROOT)
         deadline = time.monotonic() + timeout

@@ -1,0 +1,255 @@
+"""The chat transports under load, and the server's own time per request.
+
+Run: `python tests/benchmarks/transports.py`.
+
+1. Load: one uvicorn process serving the test project (tests/asgi_app), the rules provider
+   answering after 200 ms. 500 concurrent WebSocket conversations (one message each, until
+   `done`), then 200 concurrent SSE streams. Reported: p50/p99 turn latency, errors (must be
+   0), the server's peak resident memory (VmHWM).
+2. Single client, in process: `POST /chat/` driven straight into the ASGI application (no
+   socket: the server's own time) with an instant provider — a plain answer and a read with
+   one query round — beside the same turns run directly through ChatService, so the
+   transport's share is visible. Targets: plain ≤ 2 ms median, read ≤ 5 ms median.
+
+SQLite (a file) by default; PostgreSQL when DATABASE_URL is set. Writes results/transports.json.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+WEBSOCKETS = 500
+STREAMS = 200
+REQUESTS = 300
+WARMUP = 30
+
+
+def percentile(samples: list[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return round(ordered[max(0, int(len(ordered) * fraction) - 1)], 1)
+
+
+async def one_socket(server: Any, index: int) -> float:
+    from websockets.asyncio.client import connect  # noqa: PLC0415
+
+    async with connect(server.ws_url + "/chat/", origin=server.url, open_timeout=60) as socket:
+        started = time.perf_counter()
+        await socket.send(json.dumps({"type": "message", "text": f"hello {index}"}))
+        while True:
+            event = json.loads(await socket.recv())
+            if event["type"] in ("done", "error"):
+                if event["type"] == "error":
+                    raise RuntimeError(event["code"])
+                return (time.perf_counter() - started) * 1000
+
+
+async def one_stream(server: Any, client: Any, token: str, index: int) -> float:
+    started = time.perf_counter()
+    headers = {"X-CSRFToken": token, "Accept": "text/event-stream"}
+    async with client.stream(
+        "POST", "/chat/stream/", json={"text": f"hello {index}"}, headers=headers
+    ) as response:
+        body = b"".join([chunk async for chunk in response.aiter_raw()])
+    if b'"type":"done"' not in body:
+        raise RuntimeError(body[-200:].decode())
+    return (time.perf_counter() - started) * 1000
+
+
+async def gather_all(jobs: list[Any]) -> tuple[list[float], int]:
+    results = await asyncio.gather(*jobs, return_exceptions=True)
+    latencies = [r for r in results if isinstance(r, float)]
+    return latencies, len(results) - len(latencies)
+
+
+def peak_memory_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return 0.0
+
+
+async def load(database_url: str) -> list[dict[str, Any]]:
+    import httpx  # noqa: PLC0415
+
+    from tests.asgi_app.servers import AsgiServer, migrate, server_environment  # noqa: PLC0415
+
+    env = server_environment(
+        DATABASE_URL=database_url,
+        CHATOMON_TEST_PROVIDER_DELAY="0.2",
+    )
+    migrate(env)
+    server = AsgiServer(env).start()
+    rows = []
+    try:
+        assert server.process is not None
+        started = time.perf_counter()
+        latencies, errors = await gather_all([one_socket(server, i) for i in range(WEBSOCKETS)])
+        rows.append(_row("WebSocket", WEBSOCKETS, latencies, errors, started, server))
+        limits = httpx.Limits(max_connections=STREAMS + 10)
+        async with httpx.AsyncClient(base_url=server.url, timeout=120, limits=limits) as client:
+            token = (await client.get("/test/csrf/")).json()["token"]
+            started = time.perf_counter()
+            jobs = [one_stream(server, client, token, i) for i in range(STREAMS)]
+            latencies, errors = await gather_all(jobs)
+        rows.append(_row("SSE", STREAMS, latencies, errors, started, server))
+    finally:
+        server.stop()
+    return rows
+
+
+def _row(
+    kind: str, count: int, latencies: list[float], errors: int, started: float, server: Any
+) -> dict[str, Any]:
+    return {
+        "transport": kind,
+        "concurrent": count,
+        "p50_ms": percentile(latencies, 0.5) if latencies else None,
+        "p99_ms": percentile(latencies, 0.99) if latencies else None,
+        "errors": errors,
+        "wall_s": round(time.perf_counter() - started, 2),
+        "server_peak_mb": peak_memory_mb(server.process.pid),
+    }
+
+
+async def asgi_post(
+    application: Any, path: str, body: bytes, cookie: bytes
+) -> tuple[int, bytes, float]:
+    """One POST straight into the ASGI application: status, body, seconds it took."""
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"",
+        "root_path": "", "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 80),
+        "headers": [
+            (b"host", b"127.0.0.1"), (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()), (b"cookie", cookie),
+            (b"x-csrftoken", b"benchmarkbenchmarkbenchmarkbench"),
+        ],
+    }  # fmt: skip
+    sent: list[dict[str, Any]] = []
+    delivered = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await asyncio.sleep(3600)
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    started = time.perf_counter()
+    await application(scope, receive, send)
+    elapsed = time.perf_counter() - started
+    status = next(m["status"] for m in sent if m["type"] == "http.response.start")
+    return (
+        status,
+        b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body"),
+        elapsed,
+    )
+
+
+def single_client(database_url: str) -> list[dict[str, Any]]:
+    """Median server time of POST /chat/ in process, and of the same turns via ChatService."""
+    os.environ.update(DATABASE_URL=database_url, DJANGO_SETTINGS_MODULE="tests.asgi_app.settings")
+    from django.conf import settings  # noqa: PLC0415
+    from django.core.management import call_command  # noqa: PLC0415
+
+    import django  # noqa: PLC0415
+
+    django.setup()
+    settings.CHATOMON = {**settings.CHATOMON, "permission": None}
+    call_command("migrate", verbosity=0)
+    from tests.asgi_app.asgi import django_application  # noqa: PLC0415
+    from tests.benchmarks.chat import seed  # noqa: PLC0415
+
+    seed()
+    cookie = b"csrftoken=benchmarkbenchmarkbenchmarkbench"
+    rows = []
+    for label, text in (("plain answer", "hello"), ("read, one query round", "query PartManager")):
+        body = json.dumps({"text": text}).encode()
+        http, direct = [], []
+        for number in range(WARMUP + REQUESTS):
+            status, content, seconds = asyncio.run(
+                asgi_post(django_application, "/chat/", body, cookie)
+            )
+            assert status == 200 and b'"done"' in content, content[:300]
+            direct_seconds = asyncio.run(_direct_turn(text))
+            if number >= WARMUP:
+                http.append(seconds * 1000)
+                direct.append(direct_seconds * 1000)
+        rows.append({
+            "request": label,
+            "http_median_ms": round(statistics.median(http), 3),
+            "http_p90_ms": percentile(http, 0.9),
+            "service_median_ms": round(statistics.median(direct), 3),
+            "transport_ms": round(statistics.median(http) - statistics.median(direct), 3),
+        })  # fmt: skip
+    return rows
+
+
+async def _direct_turn(text: str) -> float:
+    from chatomon.chat.store.records import Owner  # noqa: PLC0415
+    from chatomon.django.service import chat_service  # noqa: PLC0415
+
+    started = time.perf_counter()
+    events = [e async for e in chat_service().run_turn(None, text, owner=Owner.session("bench"))]
+    assert events[-1]["type"] == "done", events[-1]
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    from tests.benchmarks.reporting import print_table, write_results  # noqa: PLC0415
+
+    if len(sys.argv) == 2:  # child: the single-client measurement on one database
+        print(json.dumps(single_client(sys.argv[1])))
+        return
+    import subprocess  # noqa: PLC0415
+
+    with tempfile.TemporaryDirectory() as folder:
+        database = os.environ.get("DATABASE_URL") or f"sqlite:///{folder}/single.sqlite3"
+        output = subprocess.run(
+            [sys.executable, __file__, database], capture_output=True, text=True, check=True
+        ).stdout
+        single_rows = json.loads(output.strip().splitlines()[-1])
+    print_table(
+        f"POST /chat/ in process, instant provider (median of {REQUESTS}; targets 2 ms / 5 ms)",
+        single_rows,
+        ["request", "http_median_ms", "http_p90_ms", "service_median_ms", "transport_ms"],
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        database = os.environ.get("DATABASE_URL") or f"sqlite:///{folder}/load.sqlite3"
+        label = "postgresql" if database.startswith("postgres") else "sqlite"
+        load_rows = [{"database": label, **row} for row in asyncio.run(load(database))]
+    print_table(
+        "Concurrent conversations, provider answering after 200 ms (one uvicorn process)",
+        load_rows,
+        [
+            "database",
+            "transport",
+            "concurrent",
+            "p50_ms",
+            "p99_ms",
+            "errors",
+            "wall_s",
+            "server_peak_mb",
+        ],
+    )
+    payload = {"load": load_rows, "single_client": single_rows}
+    print(f"written: {write_results('transports', payload)}")
+
+
+if __name__ == "__main__":
+    main()
