@@ -9,20 +9,19 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from django.conf import settings
-
-if "chatomon.console" not in settings.INSTALLED_APPS:  # pragma: no cover - configuration
-    pytest.skip(
-        "the console tests need its apps: run with --ds=tests.console.settings",
-        allow_module_level=True,
-    )
-
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.contrib.auth.models import Permission, User
 from django.db import connections
 from django.test import Client
 
 from chatomon.django.models import Conversation, PendingConfirmation, Turn
+
+# The console needs sessions, django_htmx and its own app (tests/console/settings.py):
+# under settings without them these tests are not collected (until the shared test
+# settings carry those apps, run them with --ds=tests.console.settings).
+CONSOLE_INSTALLED = "chatomon.console" in settings.INSTALLED_APPS
+collect_ignore_glob = [] if CONSOLE_INSTALLED else ["*.py"]
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 ALL_AREAS = (
