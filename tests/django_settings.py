@@ -1,4 +1,4 @@
-"""Django settings for the tests: the test app on SQLite, or PostgreSQL from DATABASE_URL.
+"""Django settings for the tests: the test app and the console, on SQLite or PostgreSQL.
 
 `DATABASE_URL=postgresql://postgres@127.0.0.1:5432/chatomon` runs the Django tests on
 PostgreSQL (the test database is `test_chatomon`); unset, they use SQLite in memory.
@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from typing import Any
 from urllib.parse import unquote, urlsplit
+
+import django
 
 
 def database_from_url(url: str | None) -> dict[str, Any]:
@@ -37,14 +39,48 @@ def database_from_url(url: str | None) -> dict[str, Any]:
 
 
 SECRET_KEY = "chatomon-tests-only-not-secret"
+# Django 6 has template partials built in; 5.2 needs django-template-partials.
+PARTIALS_APP = [] if django.VERSION >= (6, 0) else ["template_partials"]
+
 INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.auth",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    *PARTIALS_APP,
     "tests.testapp",
     "chatomon.django",
+    "chatomon.console",
 ]
+MIDDLEWARE = [
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+ROOT_URLCONF = "tests.console.urls"
+STATIC_URL = "/static/"
+LOGIN_URL = "chatomon_console:login"
+CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 DATABASES = {"default": database_from_url(os.environ.get("DATABASE_URL"))}
 USE_TZ = True
 TIME_ZONE = "UTC"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-TEMPLATES = [{"BACKEND": "django.template.backends.django.DjangoTemplates", "APP_DIRS": True}]
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]

@@ -5,6 +5,8 @@ Confirmations (suspending and resuming turns) are in test_service_confirmations.
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
 from uuid import UUID, uuid4
 
 import pytest
@@ -12,7 +14,7 @@ import pytest
 from chatomon import Blocklist, TokenUsage
 from chatomon.chat.loop import LoopLimits
 from chatomon.chat.service import AtomConfig, owner_of
-from chatomon.chat.store import ConversationStore, Owner
+from chatomon.chat.store import ConversationStore, MemoryStore, Owner
 from chatomon.data.actor import SimpleActor
 from chatomon.providers import ScriptedProvider
 from chatomon.providers.testing import tool_call
@@ -176,3 +178,29 @@ async def test_the_next_turn_gets_earlier_tool_exchanges_natively(store: Convers
     assert sent[3].tool_call_id == call.id
     assert '"total_count": 3' in sent[3].content
     assert sent[-1].content == "And now?"
+
+
+class SlowOpeningStore(MemoryStore):
+    """A store whose open_turn is still writing when the caller gives up."""
+
+    async def open_turn(self, *args: Any, **kwargs: Any) -> Any:
+        opened = await super().open_turn(*args, **kwargs)
+        await asyncio.sleep(0.05)
+        return opened
+
+
+async def test_a_turn_cancelled_while_it_opens_is_recorded_as_aborted() -> None:
+    store = SlowOpeningStore()
+    chat = service(store, ScriptedProvider([["never sent"]]))
+
+    async def consume() -> None:
+        async for _ in chat.run_turn(USER, "Hi"):
+            pass
+
+    task = asyncio.create_task(consume())
+    await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    (turn,) = await store.list_turns()
+    assert turn.status == "aborted"

@@ -10,18 +10,11 @@ from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.conf import settings
 from django.contrib.auth.models import Permission, User
 from django.db import connections
 from django.test import Client
 
 from chatomon.django.models import Conversation, PendingConfirmation, Turn
-
-# The console needs sessions, django_htmx and its own app (tests/console/settings.py):
-# under settings without them these tests are not collected (until the shared test
-# settings carry those apps, run them with --ds=tests.console.settings).
-CONSOLE_INSTALLED = "chatomon.console" in settings.INSTALLED_APPS
-collect_ignore_glob = [] if CONSOLE_INSTALLED else ["*.py"]
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 ALL_AREAS = (

@@ -189,6 +189,12 @@ def test_w001_reads_web_concurrency(monkeypatch: pytest.MonkeyPatch) -> None:
     only(chat_checks(), "chatomon.W001")
 
 
-@override_settings(CACHES={"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}})
+REDIS_LAYER = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer"}}
+
+
+@override_settings(
+    CHANNEL_LAYERS=REDIS_LAYER,
+    CACHES={"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}},
+)
 def test_w002_local_memory_cache_with_several_workers() -> None:
     only(chat_checks(workers=2), "chatomon.W002")

@@ -28,6 +28,7 @@ async for event in service.run_turn(user, "Which parts are there?"):
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import (
     AsyncGenerator,
@@ -194,10 +195,15 @@ class ChatService:
             )
             return
         conversation = opened.conversation
-        native = await self._history(who, conversation, opened.messages)
         run = TurnRun(who, conversation.id, opened.turn.id, actor, text)
         run.position = opened.messages[-1].position + 1 if opened.messages else 0
-        await self.driver.tell(run, "message_received", text=text)
+        try:
+            native = await self._history(who, conversation, opened.messages)
+            await self.driver.tell(run, "message_received", text=text)
+        except BaseException:
+            # Cancelled (or failed) before the driver took over: record the turn as ended.
+            await self.store.update_turn(run.turn_id, status="aborted")
+            raise
         loop = self._loop(
             actor, budget, history=native, suspend_for=SUSPENDING if can_confirm else ("staff",)
         )
@@ -348,13 +354,24 @@ class ChatService:
         )
 
     async def _open(self, owner: Owner, conversation_id: str | UUID | None) -> OpenedTurn | None:
+        key: UUID | None
         if conversation_id is None or isinstance(conversation_id, UUID):
-            return await self.store.open_turn(owner, conversation_id)
+            key = conversation_id
+        else:
+            try:
+                key = UUID(conversation_id)
+            except ValueError:
+                return None
+        # A store call runs on in its worker thread when the caller is cancelled: wait for
+        # it, so that the turn it opened is recorded as aborted rather than left running.
+        opening = asyncio.ensure_future(self.store.open_turn(owner, key))
         try:
-            key = UUID(conversation_id)
-        except ValueError:
-            return None
-        return await self.store.open_turn(owner, key)
+            return await asyncio.shield(opening)
+        except asyncio.CancelledError:
+            opened = await opening
+            if opened is not None:
+                await self.store.update_turn(opened.turn.id, status="aborted")
+            raise
 
     async def _history(
         self, owner: Owner, conversation: Conversation, stored: list[StoredMessage]

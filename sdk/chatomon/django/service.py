@@ -99,12 +99,19 @@ async def publish_event(event: Mapping[str, Any]) -> None:
 
 
 def _listeners(settings: ChatSettings) -> list[Any]:
+    from django.apps import apps
+    from django.utils.module_loading import import_string
+
     from chatomon.django.audit import AuditListener
     from chatomon.django.signals import send_activity
 
     listeners: list[Any] = [send_activity]
     if settings.audit.active:
         listeners.append(AuditListener(settings))
+    if apps.is_installed("chatomon.console"):
+        # Open consoles learn of new and decided confirmations at once, not at their
+        # next once-a-second check.
+        listeners.append(import_string("chatomon.console.live.approval_activity_listener"))
     return listeners
 
 
