@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -121,7 +122,8 @@ def log_in(page: Any, account: tuple[str, str], next_path: str = "/console/") ->
     page.get_by_label("Username").fill(account[0])
     page.get_by_label("Password").fill(account[1])
     page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(f"**{next_path}")
+    # The path exactly: a failed login stays on /console/login/, which a glob could match.
+    page.wait_for_url(lambda url: urlsplit(url).path == next_path)
 
 
 def screenshot(page: Any, name: str) -> None:

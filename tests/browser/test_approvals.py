@@ -6,9 +6,9 @@ WebSocket; a staff member keeps the console's approval queue open. Nobody reload
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import END_USER, STAFF, log_in, screenshot
@@ -48,27 +48,18 @@ def pending_card(staff: Any, number: str) -> Any:
     return card
 
 
-# The console hears of approvals it decides itself; one a user's turn asks for reaches it
-# only once the chat service's listeners include chatomon.console.live's
-# approval_activity_listener. Strict: when that lands, this XPASSes and must lose the mark.
-@pytest.mark.xfail(
-    strict=True,
-    reason="approval_activity_listener is not among build_chat_service's listeners",
-)
-def test_a_staff_approval_a_user_asks_for_appears_live_in_the_console(new_page) -> None:
-    staff = open_queue(new_page)
-    user = open_chat(new_page)
-    ask_for_a_cost_change(user, "P-1004", "3.25")
-    pending_card(staff, "P-1004")
-    expect(staff.get_by_role("navigation", name="Console")).to_contain_text("1 pending")
+def pending_count(staff: Any) -> int:
+    badge = staff.get_by_role("navigation", name="Console").get_by_text(re.compile("pending"))
+    return int(re.search(r"\d+", badge.text_content() or "")[0])
 
 
-def test_staff_approve_and_the_users_turn_continues_live(new_page) -> None:
+def test_a_users_request_appears_live_staff_approve_and_the_turn_continues(new_page) -> None:
     staff = open_queue(new_page)
+    before = pending_count(staff)
     user = open_chat(new_page)
     ask_for_a_cost_change(user, "P-1001", "14.50")
-    staff.reload()  # see the xfail above: the queue does not hear of it by itself yet
-    card = pending_card(staff, "P-1001")
+    card = pending_card(staff, "P-1001")  # pushed to the open queue: nobody reloaded it
+    expect(staff.get_by_role("navigation", name="Console")).to_contain_text(f"{before + 1} pending")
     expect(card.locator(".cc-preview")).to_contain_text("unit_cost")
     expect(card.locator(".cc-preview ins")).to_have_text("14.50")
     screenshot(staff, "approvals-pending")
@@ -94,7 +85,6 @@ def test_a_rejected_approval_tells_the_user_nothing_changed(new_page) -> None:
     user = open_chat(new_page)
 
     ask_for_a_cost_change(user, "P-1003", "1.00")
-    staff.reload()
     card = pending_card(staff, "P-1003")
     card.get_by_label("Reason (for a rejection)").fill("too cheap")
     card.get_by_role("button", name="Reject").click()

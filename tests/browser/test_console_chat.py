@@ -28,11 +28,11 @@ def test_a_console_chat_streams_the_answer(new_page) -> None:
     page.get_by_role("button", name="Send").click()
     reply = page.locator(".cc-message--assistant .cc-text").last
     expect(reply).to_have_text(re.compile(r"^Acme Parts has \d+ parts in its catalogue\.$"))
-    # The provider streams word by word: the bubble grew through the words to the whole text.
+    # The provider streams word by word and the output orbitals release the reply in windows
+    # of a dozen characters: the bubble grew, piece by piece, to the whole text.
     texts = recorder.texts
     assert texts[-1] == reply.text_content()
-    assert texts[0] == "Acme "
-    assert len(texts) == len(texts[-1].split())
+    assert len(texts) >= 3, texts
     assert all(later.startswith(earlier) for earlier, later in itertools.pairwise(texts))
     expect(page.locator(".cc-tool summary").last).to_contain_text("query")
     expect(page).to_have_url(re.compile(r"/console/chat/[0-9a-f-]{36}/$"))

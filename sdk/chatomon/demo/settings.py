@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import django
+from chatomon.orbitals import Blocklist, PIIGuard, PromptInjectionGuard
 
 DATA_DIR = Path(os.environ.get("CHATOMON_DEMO_DATA") or ".demo").resolve()
 
@@ -125,8 +126,16 @@ CHATOMON: dict[str, Any] = {
         "numbers and project codes."
     ),
     "audit": {"enabled": True, "level": "all"},
-    # A demo is for looking at reports: keep the texts in them.
-    "atom": {"capture_content": "full"},
+    "atom": {
+        "name": "acme-assistant",
+        "input": [PromptInjectionGuard(), PIIGuard()],
+        # Output orbitals that check a growing prefix keep the reply streaming.
+        "output": [Blocklist(["password", "api key"], side="output", name="no_credentials")],
+        # A demo is for looking at reports: keep the texts in them.
+        "capture_content": "full",
+        # Check (and release) the streamed reply every dozen characters, not every 40.
+        "options": {"stream_window": 12},
+    },
 }
 
 LOGGING = {
