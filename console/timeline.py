@@ -1,9 +1,10 @@
 """The turn waterfall: where a turn's time went, as bars for an inline SVG.
 
-A TurnReport records each orbital's duration and the turn's total, not start times: the
-input chain runs first, then each output attempt (nucleus reply, then its output chain).
-The nucleus' share of an attempt is what the total leaves after the orbitals, split
-evenly over the attempts, so those bars are marked as derived.
+The input chain runs first. A report with `steps` (the nucleus' provider rounds and tool
+calls, each with its start on the turn's active timeline) shows them where they ran, and
+each attempt's output chain after the attempt's last step. An older report without steps
+records only durations: there the nucleus' share of an attempt is what the total leaves
+after the orbitals, split evenly over the attempts, and those bars are marked as derived.
 """
 
 from __future__ import annotations
@@ -48,6 +49,11 @@ class Waterfall:
     height: int
     label_width: int = LABEL_WIDTH
 
+    @property
+    def derived(self) -> bool:
+        """Whether any bar is an estimate rather than a recorded time."""
+        return any(bar.derived for bar in self.bars)
+
 
 @dataclass(frozen=True)
 class _Span:
@@ -55,6 +61,7 @@ class _Span:
     kind: str
     duration_ms: float
     derived: bool = False
+    start_ms: float | None = None  # None: right after the previous span
 
 
 def _number(value: Any) -> float:
@@ -69,7 +76,26 @@ def _orbital_spans(results: Sequence[Mapping[str, Any]], side: str) -> list[_Spa
     ]  # fmt: skip
 
 
+def _step_spans(report: Mapping[str, Any]) -> list[_Span]:
+    """Input orbitals, the recorded steps where they ran, then the output orbitals."""
+    spans = _orbital_spans(report.get("input") or (), "input")
+    for step in report.get("steps") or ():
+        kind = "tool" if step.get("kind") == "tool_call" else "nucleus"
+        status = f" ({step['status']})" if step.get("status") else ""
+        label = f"{'tool' if kind == 'tool' else 'model'} · {step.get('name', '?')}{status}"
+        spans.append(
+            _Span(label, kind, _number(step.get("duration_ms")),
+                  start_ms=_number(step.get("started_ms")))
+        )  # fmt: skip
+    for number, attempt in enumerate(report.get("output") or (), start=1):
+        for span in _orbital_spans(attempt.get("results") or (), "output"):
+            spans.append(_Span(f"{span.label} #{number}", "output", span.duration_ms))
+    return spans
+
+
 def _spans(report: Mapping[str, Any]) -> list[_Span]:
+    if report.get("steps"):
+        return _step_spans(report)
     inputs = _orbital_spans(report.get("input") or (), "input")
     attempts = list(report.get("output") or ())
     outputs = [_orbital_spans(a.get("results") or (), "output") for a in attempts]
@@ -88,14 +114,17 @@ def _spans(report: Mapping[str, Any]) -> list[_Span]:
 def waterfall(report: Mapping[str, Any]) -> Waterfall:
     """The waterfall of a report (a TurnReport as JSON); empty bars for an empty report."""
     spans = _spans(report)
-    total = max(_number(report.get("duration_ms")), sum(s.duration_ms for s in spans), 1e-9)
+    ends = [(s.start_ms or 0.0) + s.duration_ms for s in spans]
+    sequential = sum(s.duration_ms for s in spans if s.start_ms is None)
+    total = max(_number(report.get("duration_ms")), sequential, *ends, 1e-9)
     scale = CHART_WIDTH / total
     bars, start = [], 0.0
     for row, span in enumerate(spans):
+        start = start if span.start_ms is None else span.start_ms
         bars.append(
             Bar(span.label, span.kind, start, span.duration_ms, span.derived,
                 x=LABEL_WIDTH + start * scale, width=max(span.duration_ms * scale, 1.0),
                 y=row * ROW_HEIGHT)
         )  # fmt: skip
-        start += span.duration_ms
+        start = max(bar.start_ms + bar.duration_ms for bar in bars)  # the next one follows all
     return Waterfall(tuple(bars), total, LABEL_WIDTH + CHART_WIDTH + 80, len(bars) * ROW_HEIGHT)
