@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from chatomon.console.timeline import waterfall
+import importlib
+
+# mypy knows the console as the folder `console`; the installed app is chatomon.console.
+waterfall = importlib.import_module("chatomon.console.timeline").waterfall
 
 ORBITAL = {"name": "pii", "action": "allow", "duration_ms": 2.0}
 
