@@ -44,3 +44,17 @@ def test_data_chat_example_runs_as_written() -> None:
         "Mercury uses aluminum parts.",
         '{"data": [{"id": 2, "name": "Mercury"}], "total_count": 1, "has_more": false}',
     ]
+
+
+def test_confirmation_example_runs_as_written() -> None:
+    (example,) = [block for block in python_blocks() if "resolve_confirmation" in block]
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        exec(compile(example, str(README), "exec"), {})
+    assert output.getvalue().splitlines() == [
+        "confirm_mutation renameMaterial",
+        "confirmation_resolved",
+        "tool_result",
+        "text_chunk",
+        "done",
+    ]
