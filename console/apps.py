@@ -27,3 +27,7 @@ class ConsoleConfig(AppConfig):
     verbose_name = "chatomon console"
     default_auto_field = "django.db.models.BigAutoField"
     path = str(resource_root())
+
+    def ready(self) -> None:
+        """Register the console's system checks."""
+        from . import checks  # noqa: F401, PLC0415 - registering is importing

@@ -1,0 +1,42 @@
+"""The console's system checks name what a project forgot to install."""
+
+from __future__ import annotations
+
+import importlib
+
+from django.core.checks import run_checks
+
+checks = importlib.import_module("chatomon.console.checks")
+
+COMPLETE = {
+    "template_partials",
+    "django_htmx",
+    "django.contrib.auth",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "chatomon.django",
+}
+MIDDLEWARE = ["django_htmx.middleware.HtmxMiddleware"]
+
+
+def ids(installed: set[str], middleware: list[str], version: tuple[int, int]) -> list[str]:
+    return [m.id for m in checks.console_problems(installed, middleware, version)]
+
+
+def test_a_complete_project_has_no_problem() -> None:
+    assert ids(COMPLETE, MIDDLEWARE, (5, 2)) == []
+    assert ids(COMPLETE - {"template_partials"}, MIDDLEWARE, (6, 0)) == []
+
+
+def test_each_missing_piece_is_named_with_a_hint() -> None:
+    assert ids(COMPLETE - {"template_partials"}, MIDDLEWARE, (5, 2)) == ["chatomon_console.E001"]
+    assert ids(COMPLETE - {"django_htmx"}, MIDDLEWARE, (5, 2)) == ["chatomon_console.E002"]
+    (problem,) = checks.console_problems(COMPLETE - {"django.contrib.sessions"}, MIDDLEWARE, (5, 2))
+    assert problem.id == "chatomon_console.E003" and "django.contrib.sessions" in problem.msg
+    (warning,) = checks.console_problems(COMPLETE, [], (5, 2))
+    assert warning.id == "chatomon_console.W001" and warning.hint
+    assert all(m.hint for m in checks.console_problems(set(), [], (5, 2)))
+
+
+def test_the_test_project_passes_the_registered_check() -> None:
+    assert [m.id for m in run_checks() if m.id and m.id.startswith("chatomon_console")] == []
