@@ -24,6 +24,7 @@ def run_once(data_dir: Path, env: dict[str, str] | None = None) -> DemoServer:
             assert "240 parts" in home.text
             assert client.get("/static/chatomon_demo/chat.js").status_code == 200
             assert client.get("/static/chatomon_console/console.css").status_code == 200
+            assert client.get("/favicon.ico").status_code == 204
             login = client.get("/console/")
             assert login.status_code == 302
             assert login.headers["location"].startswith("/console/login/")
@@ -51,6 +52,7 @@ def test_the_first_start_prints_a_generated_password_once(tmp_path: Path) -> Non
     assert "demo data: materials: 14 (14 new)" in first.log
     assert "provider: tests.browser.provider.DemoScriptProvider" in first.log
     assert first.log.rstrip().endswith("stopped")
+    assert "WARNING" not in first.log
     match = GENERATED.search(first.log)
     assert match, first.log
     assert password_works(tmp_path, "staff", match[1])

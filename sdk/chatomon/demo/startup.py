@@ -45,6 +45,11 @@ def check_provider() -> None:
 
     chosen = chat_settings()
     logger.info("provider: %s", chosen.provider)
+    if chosen.provider == "local":
+        logger.info(
+            "  the embedded model is tiny and slow: it shows the pipeline, not good answers; "
+            "for those set CHATOMON_PROVIDER (e.g. openai:gpt-4.1-mini with OPENAI_API_KEY)"
+        )
     try:
         provider_class, implied = resolve_provider(chosen.provider)
         provider_class.check_configuration({**implied, **chosen.provider_config})

@@ -6,7 +6,10 @@ from django.urls import include, path
 
 from . import views
 
-demo_patterns = ([path("", views.home, name="home")], "chatomon_demo")
+demo_patterns = (
+    [path("", views.home, name="home"), path("favicon.ico", views.no_icon, name="favicon")],
+    "chatomon_demo",
+)
 
 urlpatterns = [
     path("", include(demo_patterns)),

@@ -20,3 +20,8 @@ def home(request: HttpRequest) -> HttpResponse:
     }
     context = {"counts": counts, "chat_path": chat_settings().url_prefix}
     return render(request, "chatomon_demo/home.html", context)
+
+
+def no_icon(request: HttpRequest) -> HttpResponse:
+    """Browsers ask for /favicon.ico on every page: answer, so the log stays for real problems."""
+    return HttpResponse(status=204)
