@@ -76,3 +76,83 @@ def test_wheel_ships_packages_templates_and_static(wheel: Path) -> None:
     ):
         assert required in names, required
     assert not any(name.startswith(("tests/", "sdk/")) for name in names)
+
+
+INSTALLED_SITE = """
+import sys
+from pathlib import Path
+
+import django
+from django.conf import settings
+
+settings.configure(
+    SECRET_KEY="wheel-test",
+    DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}},
+    INSTALLED_APPS=[
+        "django.contrib.contenttypes", "django.contrib.auth", "django.contrib.sessions",
+        "django.contrib.messages", "django.contrib.staticfiles", "django_htmx",
+        "template_partials", "chatomon.django", "chatomon.console",
+    ],
+    MIDDLEWARE=[
+        "django.contrib.sessions.middleware.SessionMiddleware",
+        "django.middleware.csrf.CsrfViewMiddleware",
+        "django.contrib.auth.middleware.AuthenticationMiddleware",
+        "django.contrib.messages.middleware.MessageMiddleware",
+    ],
+    ROOT_URLCONF=__name__,
+    TEMPLATES=[{
+        "BACKEND": "django.template.backends.django.DjangoTemplates", "APP_DIRS": True,
+        "OPTIONS": {"context_processors": [
+            "django.template.context_processors.request",
+            "django.contrib.auth.context_processors.auth",
+            "django.contrib.messages.context_processors.messages",
+        ]},
+    }],
+    STATIC_URL="/static/",
+    LOGIN_URL="chatomon_console:login",
+    USE_TZ=True,
+    CHATOMON={"enabled": False},
+)
+django.setup()
+from django.contrib.auth.models import User
+from django.contrib.staticfiles import finders
+from django.core.management import call_command
+from django.test import Client
+from django.urls import include, path
+
+urlpatterns = [path("console/", include("chatomon.console.urls"))]
+import chatomon
+assert Path(chatomon.__file__).is_relative_to(Path(sys.prefix)), chatomon.__file__
+call_command("migrate", verbosity=0)
+User.objects.create_user("staff", password="pw", is_staff=True, is_superuser=True)
+client = Client()
+client.force_login(User.objects.get(username="staff"))
+page = client.get("/console/")
+assert page.status_code == 200, page.status_code
+assert b"chatomon console" in page.content
+assert finders.find("chatomon_console/htmx.min.js") and finders.find("chatomon/chat-widget.js")
+print("rendered", len(page.content))
+"""
+
+
+def test_the_installed_wheel_renders_a_console_page(wheel: Path, tmp_path: Path) -> None:
+    """The wheel alone (no checkout on the path) serves the console's templates and static."""
+    fresh = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(fresh)], check=True)
+    target = next((fresh / "lib").glob("python*/site-packages"))
+    # The wheel's files, unpacked as pip would; its dependencies come from this test's
+    # environment, appended after the fresh site-packages, never the source checkout.
+    zipfile.ZipFile(wheel).extractall(target)
+    dependencies = [p for p in sys.path if p.endswith("site-packages")]
+    script = tmp_path / "site.py"
+    script.write_text(INSTALLED_SITE)
+    result = subprocess.run(
+        [str(fresh / "bin" / "python"), str(script)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": ":".join([str(target), *dependencies])},
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.startswith("rendered")
