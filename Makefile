@@ -62,12 +62,14 @@ test: $(INSTALLED) $(LOCAL_MODEL) browser
 		DATABASE_URL= $(BIN)/python -m pytest tests/data tests/chat; \
 	fi
 
-# The demo answers with the embedded local model unless CHATOMON_PROVIDER names another;
-# its data lives in .demo/ (delete the folder to start over).
+# The demo answers with the embedded local model unless CHATOMON_PROVIDER names another
+# (then the local runtime is not built for it); its data lives in .demo/ (delete the
+# folder to start over).
 HOST := 127.0.0.1
 PORT := 8000
+DEMO_MODEL := $(if $(CHATOMON_PROVIDER),,$(LOCAL_MODEL))
 
-demo: $(INSTALLED) $(LOCAL_MODEL)
+demo: $(INSTALLED) $(DEMO_MODEL)
 	$(BIN)/python -m chatomon.demo --host $(HOST) --port $(PORT)
 
 lint: $(INSTALLED)
