@@ -106,3 +106,26 @@ def test_the_user_confirms_their_own_assignment_in_the_chat(new_page) -> None:
     expect(user.locator(".demo-message--assistant").last).to_have_text(
         "Done: part P-1002 is now used by project PRJ-102."
     )
+
+
+def test_a_second_staff_decision_sees_who_decided_first(new_page) -> None:
+    first = open_queue(new_page)
+    # The second console is offline from the live stream, so its card stays decidable.
+    second = new_page()
+    second.route("**/console/live/**", lambda route: route.abort())
+    user = open_chat(new_page)
+    ask_for_a_cost_change(user, "P-1005", "7.75")
+    log_in(second, STAFF, "/console/approvals/")
+    stale = pending_card(second, "P-1005")
+
+    pending_card(first, "P-1005").get_by_role("button", name="Approve").click()
+    expect(user.locator(".demo-message--assistant").last).to_have_text(
+        "Done: part P-1005 now costs 7.75 EUR per unit."
+    )
+
+    stale.get_by_role("button", name="Reject").click()
+    conflict = second.locator(".cc-approval", has_text="P-1005").get_by_role("alert")
+    expect(conflict).to_contain_text("Already approved by staff")
+    expect(conflict).to_contain_text("Nothing was executed again")
+    screenshot(second, "approvals-conflict")
+    assert user.locator(".demo-message--assistant", has_text="P-1005").count() == 1

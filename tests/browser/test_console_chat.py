@@ -37,3 +37,18 @@ def test_a_console_chat_streams_the_answer(new_page) -> None:
     expect(page.locator(".cc-tool summary").last).to_contain_text("query")
     expect(page).to_have_url(re.compile(r"/console/chat/[0-9a-f-]{36}/$"))
     screenshot(page, "chat")
+
+
+def test_staff_confirm_their_own_assignment_inline_in_the_console_chat(new_page) -> None:
+    page = new_page()
+    log_in(page, STAFF, "/console/chat/")
+    page.get_by_label("Message").fill("Assign part P-1010 to project PRJ-103")
+    page.get_by_role("button", name="Send").click()
+    confirm = page.locator(".cc-message--confirm").last
+    expect(confirm).to_contain_text("assignPartToProject waits for your confirmation")
+    expect(confirm).to_contain_text("PRJ-103")
+    screenshot(page, "chat-confirmation")
+    confirm.get_by_role("button", name="Approve").click()
+    expect(page.locator(".cc-message--assistant .cc-text").last).to_have_text(
+        "Done: part P-1010 is now used by project PRJ-103."
+    )
