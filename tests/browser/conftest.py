@@ -95,6 +95,8 @@ def browser(demo: Demo) -> Iterator[Any]:
     with sync_playwright() as playwright:
         # As root (CI, containers) Chromium refuses to start without --no-sandbox.
         args = ["--no-sandbox"] if os.geteuid() == 0 else []
+        # Containers often have a small /dev/shm, where Chromium keeps its shared memory.
+        args.append("--disable-dev-shm-usage")
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=args)
         yield chromium
         chromium.close()
