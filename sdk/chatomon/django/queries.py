@@ -13,7 +13,9 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connections, router, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.backends.utils import CursorWrapper
 from django.db.models import Max, Q
 
 from chatomon.chat.store.records import (
@@ -31,9 +33,9 @@ from chatomon.chat.store.records import (
     predecessors,
 )
 from chatomon.django import models
+from chatomon.django import turn_statements as statements
 from chatomon.django.rows import (
     confirmation_record,
-    conversation_record,
     message_fields,
     message_record,
     turn_record,
@@ -117,31 +119,29 @@ def owned_for_update(owner: Owner, conversation_id: UUID) -> models.Conversation
     return row
 
 
+def _connection() -> BaseDatabaseWrapper:
+    """The connection the chat tables are written through (routers decide, as for the ORM)."""
+    return connections[router.db_for_write(models.Conversation)]
+
+
 def open_turn(owner: Owner, conversation_id: UUID | None, now: datetime) -> OpenedTurn | None:
     """Start a turn: 2 statements for a new conversation, 3 for an existing one.
 
     No transaction: the turn is inserted last, so a failure leaves at most an empty
     conversation, and the reads before it need no snapshot of their own.
     """
-    if conversation_id is None:
-        conversation = models.Conversation.objects.create(
-            id=uuid.uuid4(), owner_kind=owner.kind, owner_key=owner.key, title="",
-            created_at=now, updated_at=now,
-        )  # fmt: skip
-        messages: list[StoredMessage] = []
-    else:
-        found = models.Conversation.objects.filter(
-            pk=conversation_id, owner_kind=owner.kind, owner_key=owner.key
-        ).first()
-        if found is None:
-            return None
-        conversation = found
-        rows = models.ChatMessage.objects.filter(conversation=conversation)
-        messages = [message_record(row) for row in rows.order_by("position")]
-    turn = models.Turn.objects.create(
-        id=uuid.uuid4().hex, conversation=conversation, status="running", started_at=now
-    )
-    return OpenedTurn(conversation_record(conversation), messages, turn_record(turn))
+    with _connection().cursor() as cursor:
+        if conversation_id is None:
+            conversation = statements.insert_conversation(cursor, owner, now)
+            messages: list[StoredMessage] = []
+        else:
+            found = statements.owned_conversation(cursor, owner, conversation_id)
+            if found is None:
+                return None
+            conversation = found
+            messages = statements.stored_messages(cursor, conversation.id)
+        turn = statements.insert_turn(cursor, conversation.id, now)
+    return OpenedTurn(conversation, messages, turn)
 
 
 def close_turn(
@@ -162,18 +162,22 @@ def close_turn(
     the unique position then fails the insert, and the work is redone after reading the
     real end, so the common case needs no read at all.
     """
+    connection = _connection()
     if position is not None:
         try:
-            with transaction.atomic():
-                _close(owner, conversation_id, turn_id, items, status, report, now, position)
+            with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+                _close(
+                    cursor, owner, conversation_id, turn_id, items, status, report, now, position
+                )
             return
         except IntegrityError:
             pass  # another turn wrote there meanwhile
-    with transaction.atomic():
-        _close(owner, conversation_id, turn_id, items, status, report, now, None)
+    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+        _close(cursor, owner, conversation_id, turn_id, items, status, report, now, None)
 
 
 def _close(  # noqa: PLR0917 - the private body of close_turn
+    cursor: CursorWrapper,
     owner: Owner,
     conversation_id: UUID,
     turn_id: str,
@@ -184,34 +188,21 @@ def _close(  # noqa: PLR0917 - the private body of close_turn
     position: int | None,
 ) -> None:
     changes = _turn_changes(status, report, None, now)
-    if not models.Turn.objects.filter(pk=turn_id, status__in=predecessors(status)).update(
-        **changes
-    ):
-        found = models.Turn.objects.filter(pk=turn_id).values_list("status", flat=True).first()
+    if not statements.move_turn(cursor, turn_id, changes, predecessors(status)):
+        found = statements.turn_status(cursor, turn_id)
         if found is None:
             raise LookupError(f"no turn {turn_id!r}")
         check_transition(turn_id, found, status)  # raises: the move was not allowed
     # Touching the conversation checks the owner and, on PostgreSQL, locks the row, which
     # orders concurrent appends to it.
-    touched = models.Conversation.objects.filter(
-        pk=conversation_id, owner_kind=owner.kind, owner_key=owner.key
-    ).update(updated_at=now)
-    if not touched:
+    if not statements.touch_conversation(cursor, owner, conversation_id, now):
         raise ConversationNotFoundError(f"no conversation {conversation_id} for this owner")
     if not items:
         return
     if position is None:
-        last = models.ChatMessage.objects.filter(conversation_id=conversation_id).aggregate(
-            last=Max("position")
-        )["last"]
+        last = statements.last_position(cursor, conversation_id)
         position = 0 if last is None else last + 1
-    models.ChatMessage.objects.bulk_create(
-        models.ChatMessage(
-            conversation_id=conversation_id, position=position + i, created_at=now,
-            **message_fields(item),
-        )
-        for i, item in enumerate(items)
-    )  # fmt: skip
+    statements.insert_messages(cursor, conversation_id, items, position, now)
 
 
 def _turn_changes(

@@ -1,0 +1,189 @@
+"""The statements that open and close a turn, as hand-composed SQL (see `model_sql`).
+
+Each function runs one statement on the cursor it is given; `chatomon.django.queries`
+orders them and owns the rules (owner checks, transitions, positions, transactions).
+Rows read back become models through `Model.from_db`, as the ORM builds them, so the
+records come from the same `chatomon.django.rows` mapping as every other read.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Collection, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.backends.utils import CursorWrapper
+
+from chatomon.chat.store.records import Conversation, MessageItem, Owner, StoredMessage, TurnRecord
+from chatomon.django import models
+from chatomon.django.model_sql import ModelSQL, model_sql
+from chatomon.django.rows import conversation_record, message_fields, message_record
+from chatomon.schemas import TokenUsage
+
+__all__ = [
+    "insert_conversation",
+    "insert_messages",
+    "insert_turn",
+    "last_position",
+    "move_turn",
+    "owned_conversation",
+    "stored_messages",
+    "touch_conversation",
+    "turn_status",
+]
+
+
+def _owner_condition(connection: BaseDatabaseWrapper) -> str:
+    sql = model_sql(connection, models.Conversation)
+    id_, kind, key = (sql.column(name) for name in ("id", "owner_kind", "owner_key"))
+    return f"{id_} = %s AND {kind} = %s AND {key} = %s"
+
+
+def _owner_parameters(
+    connection: BaseDatabaseWrapper, owner: Owner, conversation_id: UUID
+) -> list[Any]:
+    sql = model_sql(connection, models.Conversation)
+    return [sql.parameter(connection, "id", conversation_id), owner.kind, owner.key]
+
+
+def _model(sql: ModelSQL, connection: BaseDatabaseWrapper, row: Sequence[Any]) -> Any:
+    """A row of every concrete field, in `_meta` order, as the model instance the ORM builds."""
+    values = sql.python(connection, tuple(sql.fields), row)
+    return sql.model.from_db(connection.alias, sql.attnames, list(values.values()))
+
+
+def insert_conversation(cursor: CursorWrapper, owner: Owner, now: datetime) -> Conversation:
+    """A new, empty conversation of `owner`."""
+    connection = cursor.db
+    sql = model_sql(connection, models.Conversation)
+    conversation_id = uuid.uuid4()
+    values: dict[str, Any] = {
+        "id": conversation_id, "owner_kind": owner.kind, "owner_key": owner.key, "title": "",
+        "created_at": now, "updated_at": now, "summary_text": None,
+        "summary_through_id": None, "summary_through_position": None,
+    }  # fmt: skip
+    cursor.execute(sql.insert(tuple(values)), sql.prepared(connection, values))
+    return Conversation(
+        id=conversation_id, owner=owner, title="", created_at=now, updated_at=now, summary=None
+    )
+
+
+def owned_conversation(
+    cursor: CursorWrapper, owner: Owner, conversation_id: UUID
+) -> Conversation | None:
+    """The owner's conversation, or None when unknown or another owner's."""
+    connection = cursor.db
+    sql = model_sql(connection, models.Conversation)
+    cursor.execute(
+        sql.select(tuple(sql.fields), _owner_condition(connection)),
+        _owner_parameters(connection, owner, conversation_id),
+    )
+    row = cursor.fetchone()
+    return None if row is None else conversation_record(_model(sql, connection, row))
+
+
+def stored_messages(cursor: CursorWrapper, conversation_id: UUID) -> list[StoredMessage]:
+    """The conversation's items in position order."""
+    connection = cursor.db
+    sql = model_sql(connection, models.ChatMessage)
+    where = f"{sql.column('conversation')} = %s"
+    cursor.execute(
+        sql.select(tuple(sql.fields), where, order=sql.column("position")),
+        [sql.parameter(connection, "conversation", conversation_id)],
+    )
+    return [message_record(_model(sql, connection, row)) for row in cursor.fetchall()]
+
+
+def insert_turn(cursor: CursorWrapper, conversation_id: UUID, now: datetime) -> TurnRecord:
+    """A new running turn of the conversation."""
+    connection = cursor.db
+    sql = model_sql(connection, models.Turn)
+    turn_id = uuid.uuid4().hex
+    values: dict[str, Any] = {
+        "id": turn_id, "conversation": conversation_id, "status": "running",
+        "report": None, "final_action": None, "escalated": False, "input_tokens": 0,
+        "output_tokens": 0, "started_at": now, "finished_at": None,
+    }  # fmt: skip
+    cursor.execute(sql.insert(tuple(values)), sql.prepared(connection, values))
+    return TurnRecord(
+        id=turn_id, conversation_id=conversation_id, status="running", started_at=now,
+        usage=TokenUsage(input_tokens=0, output_tokens=0),
+    )  # fmt: skip
+
+
+def move_turn(
+    cursor: CursorWrapper, turn_id: str, changes: Mapping[str, Any], sources: Collection[str]
+) -> int:
+    """Apply `changes` to the turn if its status is one of `sources`; the rows changed."""
+    if not sources:
+        return 0  # no status may move there: nothing can match
+    connection = cursor.db
+    sql = model_sql(connection, models.Turn)
+    ordered = sorted(sources)
+    marks = ", ".join(["%s"] * len(ordered))
+    where = f"{sql.column('id')} = %s AND {sql.column('status')} IN ({marks})"
+    cursor.execute(
+        sql.update(changes, where), [*sql.prepared(connection, changes), turn_id, *ordered]
+    )
+    return int(cursor.rowcount)
+
+
+def turn_status(cursor: CursorWrapper, turn_id: str) -> str | None:
+    """The turn's status, or None when there is no such turn."""
+    sql = model_sql(cursor.db, models.Turn)
+    cursor.execute(sql.select(("status",), f"{sql.column('id')} = %s"), [turn_id])
+    row = cursor.fetchone()
+    return None if row is None else str(row[0])
+
+
+def touch_conversation(
+    cursor: CursorWrapper, owner: Owner, conversation_id: UUID, now: datetime
+) -> int:
+    """Set the owner's conversation's `updated_at`; the rows changed (0 or 1)."""
+    connection = cursor.db
+    sql = model_sql(connection, models.Conversation)
+    cursor.execute(
+        sql.update(("updated_at",), _owner_condition(connection)),
+        [
+            *sql.prepared(connection, {"updated_at": now}),
+            *_owner_parameters(connection, owner, conversation_id),
+        ],
+    )
+    return int(cursor.rowcount)
+
+
+def last_position(cursor: CursorWrapper, conversation_id: UUID) -> int | None:
+    """The highest position stored in the conversation, None when it has no items."""
+    connection = cursor.db
+    sql = model_sql(connection, models.ChatMessage)
+    table, column = sql.table, sql.column("position")
+    cursor.execute(
+        f"SELECT MAX({column}) FROM {table} WHERE {sql.column('conversation')} = %s",  # noqa: S608
+        [sql.parameter(connection, "conversation", conversation_id)],
+    )
+    row = cursor.fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
+def insert_messages(
+    cursor: CursorWrapper,
+    conversation_id: UUID,
+    items: Sequence[MessageItem],
+    start: int,
+    now: datetime,
+) -> None:
+    """Insert `items` (at least one) at positions `start`, `start + 1`, ..."""
+    connection = cursor.db
+    sql = model_sql(connection, models.ChatMessage)
+    values = [
+        {
+            "conversation": conversation_id, "position": start + offset, "created_at": now,
+            **message_fields(item),
+        }
+        for offset, item in enumerate(items)
+    ]  # fmt: skip
+    rows = [sql.prepared(connection, row) for row in values]
+    cursor.executemany(sql.insert(tuple(values[0])), rows)
