@@ -41,6 +41,8 @@
 
     build() {
       this.root.classList.add("chatomon-chat");
+      this.status = element("p", "chatomon-status", this.transport === "websocket" ? "connecting…" : "");
+      this.status.setAttribute("role", "status");
       this.log = element("ol", "chatomon-log");
       this.log.setAttribute("aria-live", "polite");
       this.log.setAttribute("aria-label", this.root.dataset.title || "Conversation");
@@ -54,7 +56,7 @@
       this.send = element("button", "chatomon-send", "Send");
       this.send.type = "submit";
       this.form.append(label, this.input, this.send);
-      this.root.append(this.log, this.form);
+      this.root.append(this.status, this.log, this.form);
       this.form.addEventListener("submit", (event) => {
         event.preventDefault();
         this.submit();
@@ -82,7 +84,8 @@
       this.entry("user", text);
       this.reply = null;
       this.busy(true);
-      const payload = { text: text, conversation_id: this.conversationId };
+      const payload = { text: text };
+      if (this.conversationId) payload.conversation_id = this.conversationId;
       if (this.transport === "websocket") this.socketSend({ type: "message", ...payload });
       else this.stream(this.endpoint + "stream/", payload);
     }
@@ -103,7 +106,10 @@
     connect(attempt) {
       const scheme = location.protocol === "https:" ? "wss://" : "ws://";
       this.socket = new WebSocket(scheme + location.host + this.endpoint);
-      this.socket.addEventListener("open", () => (attempt = 0));
+      this.socket.addEventListener("open", () => {
+        attempt = 0;
+        this.status.textContent = "connected";
+      });
       this.socket.addEventListener("message", (message) => {
         try {
           this.handle(JSON.parse(message.data));
@@ -117,6 +123,7 @@
           this.entry("error", "You may not use this chat.");
           return;
         }
+        this.status.textContent = "disconnected, reconnecting…";
         const wait = Math.min(30000, 500 * 2 ** attempt);
         setTimeout(() => this.connect(attempt + 1), wait);
       });
@@ -187,7 +194,8 @@
         confirmation_resolved: () => this.resolved(event),
         done: () => this.done(event),
         error: () => {
-          this.entry("error", event.message || "Something went wrong.");
+          this.entry("error", event.message || "Something went wrong.").setAttribute("role", "alert");
+          this.reply = null;
           this.busy(false);
         },
       };
@@ -203,7 +211,7 @@
 
     toolCall(event) {
       const card = element("details", "chatomon-tool");
-      card.append(element("summary", "", "Tool: " + event.name));
+      card.append(element("summary", "", "Using " + event.name + "…"));
       card.append(element("pre", "", JSON.stringify(event.args || {}, null, 2)));
       this.entry("tool").append(card);
       this.cards.set(event.id, card);
@@ -214,19 +222,21 @@
       const card = this.cards.get(event.id);
       if (!card) return;
       const status = (event.result && event.result.status) || "done";
-      card.querySelector("summary").textContent = "Tool: " + event.name + " (" + status + ")";
+      card.querySelector("summary").textContent = "Used " + event.name + " (" + status + ")";
       card.append(element("pre", "", JSON.stringify(event.result, null, 2)));
     }
 
     confirmation(event) {
       const card = this.entry("confirm");
       card.dataset.confirmationId = event.id;
-      card.append(element("p", "chatomon-confirm-title", "Confirm change: " + event.mutation));
+      const staff = event.approver === "staff";
+      const title = element("p", "chatomon-confirm-title");
+      title.append(element("strong", "", event.mutation));
+      title.append(staff ? " waits for a staff approval." : " needs your confirmation.");
+      card.append(title);
       card.append(element("pre", "", JSON.stringify(event.preview || event.input, null, 2)));
-      if (event.approver === "staff") {
-        card.append(element("p", "chatomon-wait", "A staff member must approve this change."));
-      } else {
-        const approve = element("button", "chatomon-approve", "Approve");
+      if (!staff) {
+        const approve = element("button", "chatomon-approve", "Confirm");
         const reject = element("button", "chatomon-reject", "Reject");
         approve.type = reject.type = "button";
         approve.addEventListener("click", () => this.decide(event.id, true, card));
@@ -239,11 +249,10 @@
 
     resolved(event) {
       const card = this.log.querySelector('[data-confirmation-id="' + event.id + '"]');
-      if (!card) return;
-      card.querySelectorAll("button").forEach((b) => b.remove());
-      const wait = card.querySelector(".chatomon-wait");
-      if (wait) wait.remove();
-      card.append(element("p", "chatomon-outcome", "Change " + event.status + "."));
+      if (card) card.querySelectorAll("button").forEach((b) => b.remove());
+      const by = event.decided_by ? " by " + event.decided_by : "";
+      this.entry("note", "Decision: " + event.status + by);
+      this.reply = null;
     }
 
     done() {

@@ -17,7 +17,7 @@ from tests.browser.conftest import END_USER, STAFF, log_in, screenshot
 def open_chat(new_page: Any) -> Any:
     page = new_page()
     log_in(page, END_USER, "/")
-    expect(page.locator("#demo-status")).to_have_text("connected")
+    expect(page.locator(".chatomon-status")).to_have_text("connected")
     return page
 
 
@@ -36,7 +36,7 @@ def open_queue(new_page: Any) -> Any:
 
 def ask_for_a_cost_change(user: Any, number: str, cost: str) -> None:
     say(user, f"Please set the unit cost of part {number} to {cost}")
-    waiting = user.locator(".demo-message--confirm").last
+    waiting = user.locator(".chatomon-confirm").last
     expect(waiting).to_contain_text("updatePartCost waits for a staff approval")
     expect(waiting).to_contain_text(f'"after": "{cost}"')
 
@@ -68,8 +68,8 @@ def test_a_users_request_appears_live_staff_approve_and_the_turn_continues(new_p
     card.get_by_role("button", name="Approve").click()
     expect(staff.locator("#cc-approval-queue .cc-approval", has_text="P-1001")).to_have_count(0)
 
-    expect(user.locator(".demo-message--note").last).to_have_text("Decision: approved by staff")
-    expect(user.locator(".demo-message--assistant").last).to_have_text(
+    expect(user.locator(".chatomon-note").last).to_have_text("Decision: approved by staff")
+    expect(user.locator(".chatomon-assistant").last).to_have_text(
         "Done: part P-1001 now costs 14.50 EUR per unit."
     )
     screenshot(user, "user-turn-continued")
@@ -89,21 +89,21 @@ def test_a_rejected_approval_tells_the_user_nothing_changed(new_page) -> None:
     card.get_by_label("Reason (for a rejection)").fill("too cheap")
     card.get_by_role("button", name="Reject").click()
 
-    expect(user.locator(".demo-message--note").last).to_have_text("Decision: rejected by staff")
-    expect(user.locator(".demo-message--assistant").last).to_contain_text("The change was not made")
+    expect(user.locator(".chatomon-note").last).to_have_text("Decision: rejected by staff")
+    expect(user.locator(".chatomon-assistant").last).to_contain_text("The change was not made")
 
 
 def test_the_user_confirms_their_own_assignment_in_the_chat(new_page) -> None:
     user = open_chat(new_page)
 
     say(user, "Assign part P-1002 to project PRJ-102")
-    confirm = user.locator(".demo-message--confirm").last
+    confirm = user.locator(".chatomon-confirm").last
     expect(confirm).to_contain_text("assignPartToProject needs your confirmation")
     expect(confirm).to_contain_text("PRJ-102")
     screenshot(user, "user-confirmation")
     confirm.get_by_role("button", name="Confirm").click()
 
-    expect(user.locator(".demo-message--assistant").last).to_have_text(
+    expect(user.locator(".chatomon-assistant").last).to_have_text(
         "Done: part P-1002 is now used by project PRJ-102."
     )
 
@@ -119,7 +119,7 @@ def test_a_second_staff_decision_sees_who_decided_first(new_page) -> None:
     stale = pending_card(second, "P-1005")
 
     pending_card(first, "P-1005").get_by_role("button", name="Approve").click()
-    expect(user.locator(".demo-message--assistant").last).to_have_text(
+    expect(user.locator(".chatomon-assistant").last).to_have_text(
         "Done: part P-1005 now costs 7.75 EUR per unit."
     )
 
@@ -128,4 +128,4 @@ def test_a_second_staff_decision_sees_who_decided_first(new_page) -> None:
     expect(conflict).to_contain_text("Already approved by staff")
     expect(conflict).to_contain_text("Nothing was executed again")
     screenshot(second, "approvals-conflict")
-    assert user.locator(".demo-message--assistant", has_text="P-1005").count() == 1
+    assert user.locator(".chatomon-assistant", has_text="P-1005").count() == 1

@@ -22,7 +22,7 @@ def run_once(data_dir: Path, env: dict[str, str] | None = None) -> DemoServer:
             home = client.get("/")
             assert home.status_code == 200
             assert "240 parts" in home.text
-            assert client.get("/static/chatomon_demo/chat.js").status_code == 200
+            assert client.get("/static/chatomon/chat-widget.js").status_code == 200
             assert client.get("/static/chatomon_console/console.css").status_code == 200
             assert client.get("/favicon.ico").status_code == 204
             login = client.get("/console/")

@@ -5,8 +5,6 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from chatomon.django.conf import chat_settings
-
 from .models import Material, Part, Project, Supplier
 
 
@@ -18,7 +16,7 @@ def home(request: HttpRequest) -> HttpResponse:
         "parts": Part.objects.count(),
         "projects": Project.objects.count(),
     }
-    context = {"counts": counts, "chat_path": chat_settings().url_prefix}
+    context = {"counts": counts}
     return render(request, "chatomon_demo/home.html", context)
 
 
