@@ -21,6 +21,7 @@ from chatomon.django.conf import (
 )
 from chatomon.errors import ChatConfigurationError, ConfigurationError
 from chatomon.orbitals import Orbital, orbital
+from chatomon.orbitals.injection import PromptInjectionGuard
 from chatomon.orbitals.lexical import MaxLength
 from chatomon.orbitals.pii import PIIGuard
 from chatomon.schemas import OrbitalContext, Verdict
@@ -225,10 +226,14 @@ def test_audit_logger_resolves_a_dotted_path() -> None:
 
 
 def test_orbitals_resolve_from_paths_classes_factories_and_instances() -> None:
-    instance = MaxLength(max_chars=10)
+    instance = MaxLength(max_chars=10, name="input_length")
     configured = {
         "atom": {
-            "input": ["chatomon.orbitals.PIIGuard", instance, f"{__name__}.always_allow"],
+            "input": [
+                "chatomon.orbitals.PromptInjectionGuard",
+                instance,
+                f"{__name__}.always_allow",
+            ],
             "output": [f"{__name__}.make_length_guard", PIIGuard],
             "refusal": "Not here.",
             "capture_content": "hash",
@@ -237,7 +242,7 @@ def test_orbitals_resolve_from_paths_classes_factories_and_instances() -> None:
     }
     with override_settings(CHATOMON=configured):
         atom = validate_chat_settings().atom_config()
-    assert isinstance(atom.input[0], PIIGuard)
+    assert isinstance(atom.input[0], PromptInjectionGuard)
     assert atom.input[1] is instance
     assert atom.input[2] is always_allow
     assert isinstance(atom.output[0], MaxLength)
@@ -344,3 +349,12 @@ def test_cached_settings_refresh_when_chatomon_changes() -> None:
     with override_settings(CHATOMON={"max_results": 7}):
         assert chat_settings().max_results == 7
     assert chat_settings().max_results == 200
+
+
+def test_an_atom_that_cannot_be_built_fails_at_startup_not_at_every_turn() -> None:
+    error = invalid(
+        {"atom": {"input": ["chatomon.orbitals.PIIGuard", "chatomon.orbitals.PIIGuard"]}}
+    )
+    assert error.key == "atom" and "pii_guard" in str(error)
+    error = invalid({"atom": {"options": {"max_attempts": 0}}})
+    assert error.key == "atom.options.max_attempts" and error.value == 0

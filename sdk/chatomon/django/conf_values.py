@@ -16,7 +16,7 @@ from typing import Any
 from django.utils.module_loading import import_string
 
 from chatomon.atom import Atom
-from chatomon.errors import ChatConfigurationError, setting_label
+from chatomon.errors import ChatConfigurationError, ConfigurationError, setting_label
 from chatomon.orbitals.base import Orbital, ParallelGroup
 from chatomon.schemas import CaptureContent
 
@@ -184,7 +184,7 @@ def resolve_atom(value: Any, defaults: Mapping[str, Any]) -> AtomSettings:
     options = checked_mapping("atom.options", mapping["options"])
     reject_unknown_keys(options, ATOM_OPTIONS, prefix="atom.options.")
     refusal = mapping["refusal"]
-    return AtomSettings(
+    atom = AtomSettings(
         name=text("atom.name", mapping["name"]),
         input=_orbitals("atom.input", mapping["input"]),
         output=_orbitals("atom.output", mapping["output"]),
@@ -192,3 +192,31 @@ def resolve_atom(value: Any, defaults: Mapping[str, Any]) -> AtomSettings:
         capture_content=capture,
         options=MappingProxyType(dict(options)),
     )
+    _probe_atom(atom)
+    return atom
+
+
+def _probe_atom(atom: AtomSettings) -> None:
+    """Build the Atom once, so that what only it checks fails at startup, not every turn.
+
+    Two orbitals with one name, or an option's value, are the Atom's to judge.
+    """
+    extra: dict[str, Any] = {} if atom.refusal is None else {"refusal": atom.refusal}
+    try:
+        Atom(
+            atom.name,
+            lambda messages, guidance: "",
+            input=atom.input,
+            output=atom.output,
+            capture_content=atom.capture_content,
+            **extra,
+            **atom.options,
+        )
+    except ConfigurationError as error:
+        field = getattr(error, "field", None)
+        key = f"atom.options.{field}" if field in ATOM_OPTIONS else "atom"
+        raise ChatConfigurationError(
+            f"{setting_label(key)} is invalid: {error}",
+            key=key,
+            value=getattr(error, "value", None),
+        ) from error
