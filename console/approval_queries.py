@@ -6,11 +6,11 @@ from collections.abc import Mapping
 from datetime import datetime, time, timedelta
 from typing import Any
 
+from django import forms
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from chatomon.django.models import PendingConfirmation
-from django import forms
 
 __all__ = ["HistoryFilterForm", "history", "pending_staff_count", "queue"]
 

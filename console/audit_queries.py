@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django import forms
 from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet, TextField
 from django.db.models.functions import Cast
 from django.utils.dateparse import parse_datetime
 
 from chatomon.django.models import AuditEvent
-from django import forms
 
 __all__ = ["AuditFilterForm", "AuditPage", "Cursor", "audit_events", "audit_page"]
 

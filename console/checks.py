@@ -13,11 +13,10 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any
 
+import django
 from django.apps import apps
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Warning, register
-
-import django
 
 __all__ = ["REQUIRED_APPS", "check_console", "console_problems"]
 

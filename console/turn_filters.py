@@ -10,12 +10,12 @@ from collections.abc import Mapping
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
+from django import forms
 from django.contrib.auth import get_user_model
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from chatomon.django.models import Turn
-from django import forms
 
 from .report_sql import any_error, stopped_by_orbital
 

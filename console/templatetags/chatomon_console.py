@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django import template
 from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
-
-from django import template
 
 from ..approval_queries import pending_staff_count
 

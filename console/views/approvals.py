@@ -6,6 +6,7 @@ from typing import Any
 from uuid import UUID
 
 from asgiref.sync import sync_to_async
+from django import forms
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
@@ -13,7 +14,6 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from chatomon.django.models import PendingConfirmation
-from django import forms
 
 from ..access import DECIDE_CONFIRMATION, VIEW_APPROVALS, may, staff_view
 from ..approval_display import cards

@@ -12,13 +12,12 @@ from urllib.parse import urlencode
 from uuid import UUID
 
 from asgiref.sync import sync_to_async
+from django import forms
 from django.http import Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
-
-from django import forms
 
 from ..access import USE_CHAT, staff_view
 from ..chat_history import (

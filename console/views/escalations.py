@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django import forms
 from django.core.paginator import Paginator
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse
@@ -10,7 +11,6 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from chatomon.django.models import Turn
-from django import forms
 
 from ..access import REVIEW_ESCALATION, VIEW_TURNS, may, staff_view
 from ..models import EscalationReview

@@ -43,7 +43,7 @@ def test_an_expired_confirmation_resumes_its_turn_when_chat_is_enabled(settings:
     assert "timed_out" in messages[-1].item.content  # the model saw the timeout
 
 
-def test_with_chat_disabled_it_expires_confirmations_and_aborts_their_turns(settings: object) -> None:
+def test_with_chat_disabled_it_expires_and_aborts_their_turns(settings: object) -> None:
     settings.CHATOMON = chatomon(confirm_timeout_seconds=0.05)
     pending = async_to_sync(suspend_a_turn)()
     time.sleep(0.1)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import django
+
 from chatomon.orbitals import Blocklist, PIIGuard, PromptInjectionGuard
 
 DATA_DIR = Path(os.environ.get("CHATOMON_DEMO_DATA") or ".demo").resolve()

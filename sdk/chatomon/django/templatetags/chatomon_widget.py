@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from typing import Literal
 
+from django import template
 from django.templatetags.static import static
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString
 
 from chatomon.django.conf import chat_settings
-from django import template
 
 __all__ = ["chatomon_chat_widget"]
 
