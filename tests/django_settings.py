@@ -65,7 +65,9 @@ MIDDLEWARE = [
 ROOT_URLCONF = "tests.console.urls"
 STATIC_URL = "/static/"
 LOGIN_URL = "chatomon_console:login"
-CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+CHANNEL_LAYERS: dict[str, dict[str, Any]] = {
+    "default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}
+}
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 DATABASES = {"default": database_from_url(os.environ.get("DATABASE_URL"))}
 USE_TZ = True

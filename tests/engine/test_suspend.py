@@ -112,5 +112,5 @@ async def test_closing_a_suspended_stream_does_not_abort_the_turn() -> None:
     async for event in stream:
         if isinstance(event, TurnSuspended):
             break
-    await stream.aclose()  # type: ignore[attr-defined]
+    await stream.aclose()
     assert reports == []
