@@ -1,10 +1,12 @@
 """The Django backend: managers over Django models, read through the ORM.
 
-A query costs one SQL query for the page and one count, plus one per relation that must be
-prefetched: to-one relations whose target has no row scope are joined
-(`select_related`); to-many relations, and relations to scoped managers, are prefetched
-with the target manager's scoped queryset, so related rows outside the actor's scope are
-left out and nothing is loaded row by row. The reads of one call share one transaction on
+A query costs one SQL query for the count and one for the page (skipped when the offset
+is past the end; a page without relations is read as values, see
+`chatomon.data.django_page`), plus one per relation that must be prefetched: to-one
+relations whose target has no row scope are joined (`select_related`); to-many relations,
+and relations to scoped managers, are prefetched with the target manager's scoped
+queryset, so related rows outside the actor's scope are left out and nothing is loaded
+row by row. The reads of one call share one transaction on
 PostgreSQL, under `query_timeout_seconds` (see `chatomon.data.django_timeout`).
 
 The ORM is synchronous: `runs_in_thread` tells the tools to call this backend through
@@ -25,6 +27,7 @@ from chatomon.data.backend import AggregatePage, QueryPage, mixed_backend_proble
 from chatomon.data.coercion import coerce_scalar
 from chatomon.data.django_aggregate import run_aggregate
 from chatomon.data.django_conditions import apply_conditions
+from chatomon.data.django_page import count_rows, scalar_page
 from chatomon.data.django_schema import describe_model, related_model_of
 from chatomon.data.django_timeout import statement_timeout
 from chatomon.data.errors import DataError
@@ -121,13 +124,18 @@ class DjangoBackend:
         if crosses_many:
             filtered = filtered.distinct()
         ordered = filtered.order_by(*(_order_expression(o) for o in spec.order_by))
-        page = with_selection(ordered, spec.selection, actor)[
-            spec.offset : spec.offset + spec.limit
-        ]
         with statement_timeout(filtered.db, timeout_seconds):
-            total = filtered.count()
-            objects = list(page) if total > spec.offset else []
-        return QueryPage([render_object(spec.selection, obj) for obj in objects], total)
+            total = count_rows(filtered)
+            rows = self._page(ordered, spec, actor) if total > spec.offset else []
+        return QueryPage(rows, total)
+
+    def _page(self, ordered: QuerySet[Any], spec: QuerySpec, actor: Any) -> list[dict[str, Any]]:
+        rows = scalar_page(ordered, spec)
+        if rows is not None:
+            return rows
+        page = with_selection(ordered, spec.selection, actor)
+        objects = page[spec.offset : spec.offset + spec.limit]
+        return [render_object(spec.selection, obj) for obj in objects]
 
     def run_aggregate(
         self, spec: AggregateSpec, actor: Any, timeout_seconds: float | None
