@@ -22,7 +22,6 @@ from collections.abc import (
     AsyncIterator,
     Awaitable,
     Callable,
-    Container,
     Iterable,
     Mapping,
     Sequence,
@@ -34,6 +33,7 @@ from chatomon._engine.chain import Step, compile_chain
 from chatomon._engine.snapshot import restore_turn
 from chatomon._engine.streaming import release_mode, stream_turn
 from chatomon._engine.sync import run_sync
+from chatomon._rich_display import RichDisplay
 from chatomon.errors import ConfigurationError
 from chatomon.events import TurnDone
 from chatomon.nucleus import Nucleus, as_nucleus
@@ -62,7 +62,7 @@ _ERROR_POLICIES: tuple[str, ...] = get_args(ErrorPolicy)
 
 
 @dataclass(frozen=True, slots=True)
-class ChatResult:
+class ChatResult(RichDisplay):
     """What `Atom.chat` returns.
 
     Attributes:
@@ -75,18 +75,6 @@ class ChatResult:
     reply: str
     report: TurnReport
     history: tuple[Message, ...]
-
-    def _repr_html_(self) -> str:
-        from chatomon.notebook.display import render_html  # noqa: PLC0415 - on first display
-
-        return render_html(self)
-
-    def _repr_mimebundle_(
-        self, include: Container[str] | None = None, exclude: Container[str] | None = None
-    ) -> dict[str, str]:
-        from chatomon.notebook.display import render_mimebundle  # noqa: PLC0415
-
-        return render_mimebundle(self, include, exclude)
 
 
 class Atom:

@@ -8,9 +8,11 @@ shapes, which one shared test suite checks.
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from chatomon._rich_display import RichDisplay
 
 if TYPE_CHECKING:
     from chatomon.data.aggregate import AggregateSpec
@@ -22,7 +24,7 @@ __all__ = ["AggregatePage", "Backend", "QueryPage", "mixed_backend_problem"]
 
 
 @dataclass(frozen=True, slots=True)
-class QueryPage:
+class QueryPage(RichDisplay):
     """One page of query results.
 
     Attributes:
@@ -33,21 +35,9 @@ class QueryPage:
     rows: list[dict[str, Any]]
     total_count: int
 
-    def _repr_html_(self) -> str:
-        from chatomon.notebook.display import render_html  # noqa: PLC0415 - on first display
-
-        return render_html(self)
-
-    def _repr_mimebundle_(
-        self, include: Container[str] | None = None, exclude: Container[str] | None = None
-    ) -> dict[str, str]:
-        from chatomon.notebook.display import render_mimebundle  # noqa: PLC0415
-
-        return render_mimebundle(self, include, exclude)
-
 
 @dataclass(frozen=True, slots=True)
-class AggregatePage:
+class AggregatePage(RichDisplay):
     """The groups of an aggregate, sorted by their keys.
 
     Attributes:
@@ -57,18 +47,6 @@ class AggregatePage:
 
     groups: list[dict[str, Any]]
     has_more: bool
-
-    def _repr_html_(self) -> str:
-        from chatomon.notebook.display import render_html  # noqa: PLC0415 - on first display
-
-        return render_html(self)
-
-    def _repr_mimebundle_(
-        self, include: Container[str] | None = None, exclude: Container[str] | None = None
-    ) -> dict[str, str]:
-        from chatomon.notebook.display import render_mimebundle  # noqa: PLC0415
-
-        return render_mimebundle(self, include, exclude)
 
 
 class Backend(Protocol):

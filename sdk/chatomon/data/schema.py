@@ -12,12 +12,13 @@ managers (`find_path`), and ranked search (`search`, in `chatomon.data.search`).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Container, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from chatomon._rich_display import RichDisplay
 from chatomon.data.errors import DataError, did_you_mean
 from chatomon.data.fields import LOOKUPS_BY_TYPE, Choice, FieldType
 
@@ -105,7 +106,7 @@ class RelationSchema:
 
 
 @dataclass(frozen=True)
-class ManagerSchema:
+class ManagerSchema(RichDisplay):
     """One resolved manager: fields (with `id` first), relations and filters.
 
     Attributes:
@@ -125,18 +126,6 @@ class ManagerSchema:
     filters: Mapping[str, tuple[str, ...]]
     manager: Manager = field(repr=False, compare=False)
     backend: Backend = field(repr=False, compare=False)
-
-    def _repr_html_(self) -> str:
-        from chatomon.notebook.display import render_html  # noqa: PLC0415 - on first display
-
-        return render_html(self)
-
-    def _repr_mimebundle_(
-        self, include: Container[str] | None = None, exclude: Container[str] | None = None
-    ) -> dict[str, str]:
-        from chatomon.notebook.display import render_mimebundle  # noqa: PLC0415
-
-        return render_mimebundle(self, include, exclude)
 
     def field_named(self, name: str, *, code: str = "unknown_field") -> FieldSchema:
         """The scalar field `name`, or a DataError listing the fields there are."""
