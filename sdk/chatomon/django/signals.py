@@ -50,42 +50,34 @@ chat_error = Signal()
 """A transport or provider failure with server-side context."""
 
 
+# activity kind -> the signal it is sent as, and its keyword arguments (payload key -> name).
+_SIGNALLED: dict[str, tuple[Signal, dict[str, str]]] = {
+    "message_received": (chat_message_received, {"text": "text"}),
+    "tool_called": (
+        chat_tool_called,
+        {"id": "call_id", "name": "name", "args": "args", "result": "result"},
+    ),
+    "mutation_executed": (
+        chat_mutation_executed,
+        {"id": "call_id", "mutation": "mutation", "input": "input", "result": "result"},
+    ),
+    "error": (chat_error, {"code": "code", "message": "message", "exception": "exception"}),
+}
+
+
 def send_activity(activity: Activity) -> None:
     """A ChatService activity listener: sends the signal the activity stands for, if any."""
-    context = {
-        "user": activity.actor,
-        "conversation_id": activity.conversation_id,
-        "turn_id": activity.turn_id,
-    }
-    payload = activity.payload
-    if activity.kind == "message_received":
-        _send(chat_message_received, text=payload["text"], **context)
-    elif activity.kind == "tool_called":
-        _send(
-            chat_tool_called,
-            call_id=payload["id"],
-            name=payload["name"],
-            args=payload["args"],
-            result=payload["result"],
-            **context,
-        )
-    elif activity.kind == "mutation_executed":
-        _send(
-            chat_mutation_executed,
-            call_id=payload["id"],
-            mutation=payload["mutation"],
-            input=payload["input"],
-            result=payload["result"],
-            **context,
-        )
-    elif activity.kind == "error":
-        _send(
-            chat_error,
-            code=payload["code"],
-            message=payload["message"],
-            exception=payload["exception"],
-            **context,
-        )
+    signalled = _SIGNALLED.get(activity.kind)
+    if signalled is None:
+        return
+    signal, names = signalled
+    _send(
+        signal,
+        user=activity.actor,
+        conversation_id=activity.conversation_id,
+        turn_id=activity.turn_id,
+        **{name: activity.payload[key] for key, name in names.items()},
+    )
 
 
 def send_chat_error(
