@@ -673,6 +673,19 @@ async def test_without_grammar_a_broken_call_is_text(fake) -> None:
     assert result[0] == TextChunkEvent('{"name": "drop_tables"}')
 
 
+async def test_a_long_tool_result_is_cut_to_fit_a_small_context(fake) -> None:
+    call = ToolCall("call_1_0", "list_materials", {})
+    rows = {"data": [{"name": f"Material {n}"} for n in range(400)]}
+    history = [Message.user("List"), Message.assistant("", [call]), Message.tool_result(call, rows)]
+    fake.script = [["Many."], ["Many."]]
+    await events(LocalProvider(context_size=2048), history, TOOLS)
+    await events(LocalProvider(context_size=8192), history, TOOLS)
+    small, large = (c["prompt"] for c in fake.calls)
+    full = len(history[-1].content)
+    assert f'"Material 60"}}, {{"name": "M… ({full - 1536} more characters)<|im_end|>' in small
+    assert f"({full - 6144} more characters)" in large
+
+
 async def test_a_prompt_longer_than_the_context_is_a_context_error(fake) -> None:
     with pytest.raises(ProviderContextLengthError, match="context_size is 256"):
         await events(LocalProvider(context_size=256), [Message.user("word " * 300)])

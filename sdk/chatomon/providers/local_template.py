@@ -30,6 +30,7 @@ __all__ = [
     "STOP",
     "ParsedOutput",
     "assemble_grammar",
+    "clip_result",
     "example_arguments",
     "parse_output",
     "render_prompt",
@@ -151,8 +152,24 @@ def tool_rounds(messages: Sequence[Message]) -> int:
     return rounds
 
 
+def clip_result(content: str, characters: int | None) -> str:
+    """A tool result cut to `characters` (None: whole), saying how much was left out.
+
+    Examples:
+        >>> clip_result('{"data": [1, 2, 3]}', 12)
+        '{"data": [1,… (7 more characters)'
+    """
+    if characters is None or len(content) <= characters:
+        return content
+    return f"{content[:characters]}… ({len(content) - characters} more characters)"
+
+
 def render_prompt(
-    messages: Sequence[Message], tools: Sequence[ToolDefinition], *, offer_tools: bool = True
+    messages: Sequence[Message],
+    tools: Sequence[ToolDefinition],
+    *,
+    offer_tools: bool = True,
+    result_characters: int | None = None,
 ) -> str:
     """The ChatML prompt for `messages`, ending with an open assistant turn.
 
@@ -163,7 +180,8 @@ def render_prompt(
     completion of a conversation starts with the same prefix and llama.cpp's prompt
     cache skips re-reading it (measured: the next call in 0.5 s instead of 2 s). An
     assistant tool call is rendered as the JSON object the model itself writes; a tool
-    result as a `tool` turn holding the result JSON.
+    result as a `tool` turn holding the result JSON, cut to `result_characters` so that
+    a long one (50 rows of a query) still leaves room in a small context.
     """
     systems = [m.content for m in messages if m.role == "system" and m.content]
     system = "\n\n".join(systems) or DEFAULT_SYSTEM_PROMPT
@@ -184,7 +202,7 @@ def render_prompt(
             text = f"{message.content}\n{calls}" if message.content else calls
             parts.append(_turn("assistant", text))
         elif message.role == "tool":
-            parts.append(_turn("tool", message.content))
+            parts.append(_turn("tool", clip_result(message.content, result_characters)))
         else:
             parts.append(_turn(message.role, message.content))
     return "".join(parts) + "<|im_start|>assistant\n"
