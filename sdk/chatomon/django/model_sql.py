@@ -39,6 +39,7 @@ class ModelSQL:
         attnames: Their attribute names (`conversation_id` for `conversation`).
         readers: Per field, its column expression and the ORM's converters from
             database values.
+        verbatim: Per field, the Python types it stores unchanged (see `_VERBATIM`).
     """
 
     model: type[db_models.Model]
@@ -47,6 +48,7 @@ class ModelSQL:
     fields: Mapping[str, db_models.Field[Any, Any]]
     attnames: tuple[str, ...]
     readers: Mapping[str, tuple[Col, tuple[Converter, ...]]]
+    verbatim: Mapping[str, frozenset[type]]
 
     def column(self, name: str) -> str:
         """The quoted column of field `name` (`conversation` is `"conversation_id"`)."""
@@ -71,8 +73,13 @@ class ModelSQL:
 
     def prepared(self, connection: BaseDatabaseWrapper, values: Mapping[str, Any]) -> list[Any]:
         """`values` (field name to Python value) as database parameters, in their order."""
-        fields = self.fields
-        return [fields[name].get_db_prep_save(value, connection) for name, value in values.items()]
+        fields, verbatim = self.fields, self.verbatim
+        return [
+            value
+            if type(value) in verbatim[name]
+            else fields[name].get_db_prep_save(value, connection)
+            for name, value in values.items()
+        ]
 
     def parameter(self, connection: BaseDatabaseWrapper, name: str, value: Any) -> Any:
         """One Python value of field `name` as a database parameter (for a WHERE)."""
@@ -90,6 +97,18 @@ class ModelSQL:
                 value = converter(value, column, connection)
             out[name] = value
         return out
+
+
+_VERBATIM: Mapping[type[db_models.Field[Any, Any]], frozenset[type]] = {
+    db_models.CharField: frozenset({str, type(None)}),
+    db_models.TextField: frozenset({str, type(None)}),
+    db_models.IntegerField: frozenset({int, type(None)}),
+    db_models.BigIntegerField: frozenset({int, type(None)}),
+    db_models.BooleanField: frozenset({bool, type(None)}),
+}
+"""Field classes (exactly these, not subclasses) whose `get_db_prep_save` returns a value of
+these exact types as it is: `to_python` of a str, int or bool is itself. Skipping the call
+for them saves most of the adaptation work of a turn's statements."""
 
 
 def _reader(
@@ -111,6 +130,7 @@ def _compose(connection: BaseDatabaseWrapper, model: type[db_models.Model]) -> M
         fields=fields,
         attnames=tuple(field.attname for field in fields.values()),
         readers={name: _reader(connection, meta.db_table, field) for name, field in fields.items()},
+        verbatim={name: _VERBATIM.get(type(field), frozenset()) for name, field in fields.items()},
     )
 
 
