@@ -2,7 +2,9 @@
 
 Each function is one unit of work against the default database; `DjangoStore` runs them
 off the event loop. Conversation-scoped functions filter on the owner in the same query,
-so another owner's conversation is indistinguishable from a missing one.
+so another owner's conversation is indistinguishable from a missing one. `open_turn` and
+`close_turn`, which every chat turn runs, send hand-composed SQL
+(`chatomon.django.turn_statements`) rather than compiling ORM queries each time.
 """
 
 from __future__ import annotations

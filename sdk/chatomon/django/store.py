@@ -135,7 +135,7 @@ class DjangoStore:
     async def open_turn(
         self, owner: Owner, conversation_id: UUID | None, *, now: datetime | None = None
     ) -> OpenedTurn | None:
-        """Start a running turn in one transaction (2 statements new, 3 existing)."""
+        """Start a running turn (2 statements new, 3 existing; see `queries.open_turn`)."""
         from chatomon.django import queries
 
         return await _run(queries.open_turn, owner, conversation_id, aware(now))
