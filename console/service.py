@@ -11,11 +11,14 @@ __all__ = ["console_chat_service", "staff_label"]
 
 
 def console_chat_service() -> ChatService:
-    """The same pipeline end users get (settings.CHATOMON), built for one request."""
-    # Imported here: chatomon.django.service reads settings and the app registry.
-    from chatomon.django.service import build_chat_service  # noqa: PLC0415
+    """The same pipeline, and the same service, end users get (settings.CHATOMON).
 
-    return build_chat_service()
+    The process's service, not one per request: its provider may hold a loaded model.
+    """
+    # Imported here: chatomon.django.service reads settings and the app registry.
+    from chatomon.django.service import chat_service  # noqa: PLC0415
+
+    return chat_service()
 
 
 def staff_label(user: Any) -> str:
