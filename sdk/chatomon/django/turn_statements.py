@@ -2,8 +2,8 @@
 
 Each function runs one statement on the cursor it is given; `chatomon.django.queries`
 orders them and owns the rules (owner checks, transitions, positions, transactions).
-Rows read back become models through `Model.from_db`, as the ORM builds them, so the
-records come from the same `chatomon.django.rows` mapping as every other read.
+Rows read back carry the attributes model instances would have, so the records come
+from the same `chatomon.django.rows` mapping as every other read.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
+from types import SimpleNamespace
 from typing import Any
 from uuid import UUID
 
@@ -49,10 +50,15 @@ def _owner_parameters(
     return [sql.parameter(connection, "id", conversation_id), owner.kind, owner.key]
 
 
-def _model(sql: ModelSQL, connection: BaseDatabaseWrapper, row: Sequence[Any]) -> Any:
-    """A row of every concrete field, in `_meta` order, as the model instance the ORM builds."""
+def _row(sql: ModelSQL, connection: BaseDatabaseWrapper, row: Sequence[Any]) -> Any:
+    """A row of every concrete field (in `_meta` order) as a model instance's attributes.
+
+    `conversation_id`, `pk` and the rest are what the `rows` mapping reads; building a model
+    instance per row would cost more than the statement.
+    """
     values = sql.python(connection, tuple(sql.fields), row)
-    return sql.model.from_db(connection.alias, sql.attnames, list(values.values()))
+    attributes = dict(zip(sql.attnames, values.values(), strict=True))
+    return SimpleNamespace(**attributes, pk=attributes[sql.model._meta.pk.attname])
 
 
 def insert_conversation(cursor: CursorWrapper, owner: Owner, now: datetime) -> Conversation:
@@ -82,7 +88,7 @@ def owned_conversation(
         _owner_parameters(connection, owner, conversation_id),
     )
     row = cursor.fetchone()
-    return None if row is None else conversation_record(_model(sql, connection, row))
+    return None if row is None else conversation_record(_row(sql, connection, row))
 
 
 def stored_messages(cursor: CursorWrapper, conversation_id: UUID) -> list[StoredMessage]:
@@ -94,7 +100,7 @@ def stored_messages(cursor: CursorWrapper, conversation_id: UUID) -> list[Stored
         sql.select(tuple(sql.fields), where, order=sql.column("position")),
         [sql.parameter(connection, "conversation", conversation_id)],
     )
-    return [message_record(_model(sql, connection, row)) for row in cursor.fetchall()]
+    return [message_record(_row(sql, connection, row)) for row in cursor.fetchall()]
 
 
 def insert_turn(cursor: CursorWrapper, conversation_id: UUID, now: datetime) -> TurnRecord:
