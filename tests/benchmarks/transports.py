@@ -10,6 +10,11 @@ Run: `python tests/benchmarks/transports.py`.
    socket: the server's own time) with an instant provider — a plain answer and a read with
    one query round — beside the same turns run directly through ChatService, so the
    transport's share is visible. Targets: plain ≤ 2 ms median, read ≤ 5 ms median.
+   The transport's share is mostly Django's ASGI handler: every request runs in its own
+   `ThreadSensitiveContext`, so its sync work gets a new worker thread (started and joined
+   per request) and therefore a new database connection whatever CONN_MAX_AGE says, and
+   each method of a sync-only middleware (sessions, CSRF, auth) is a thread hop. A fresh
+   event loop per request (`asyncio.run`) happens outside the measured time.
 
 SQLite (a file) by default; PostgreSQL when DATABASE_URL is set. Writes results/transports.json.
 """
@@ -164,10 +169,9 @@ async def asgi_post(
 def single_client(database_url: str) -> list[dict[str, Any]]:
     """Median server time of POST /chat/ in process, and of the same turns via ChatService."""
     os.environ.update(DATABASE_URL=database_url, DJANGO_SETTINGS_MODULE="tests.asgi_app.settings")
+    import django  # noqa: PLC0415
     from django.conf import settings  # noqa: PLC0415
     from django.core.management import call_command  # noqa: PLC0415
-
-    import django  # noqa: PLC0415
 
     django.setup()
     settings.CHATOMON = {**settings.CHATOMON, "permission": None}
