@@ -1,7 +1,8 @@
 """The Django backend: managers over Django models, read through the ORM.
 
-A query costs one SQL query for the count and one for the page (skipped when the offset
-is past the end; a page without relations is read as values, see
+A query costs one SQL query for the page and one for the count (skipped for a first page
+that is not full, which holds every match; the page is skipped when the offset is past
+the end; a page without relations is read as values, see
 `chatomon.data.django_page`), plus one per relation that must be prefetched: to-one
 relations whose target has no row scope are joined (`select_related`); to-many relations,
 and relations to scoped managers, are prefetched with the target manager's scoped
@@ -125,8 +126,13 @@ class DjangoBackend:
             filtered = filtered.distinct()
         ordered = filtered.order_by(*(_order_expression(o) for o in spec.order_by))
         with statement_timeout(filtered.db, timeout_seconds):
-            total = count_rows(filtered)
-            rows = self._page(ordered, spec, actor) if total > spec.offset else []
+            if spec.offset == 0:
+                # A first page that is not full holds every match: no count needed.
+                rows = self._page(ordered, spec, actor)
+                total = len(rows) if len(rows) < spec.limit else count_rows(filtered)
+            else:
+                total = count_rows(filtered)
+                rows = self._page(ordered, spec, actor) if total > spec.offset else []
         return QueryPage(rows, total)
 
     def _page(self, ordered: QuerySet[Any], spec: QuerySpec, actor: Any) -> list[dict[str, Any]]:
