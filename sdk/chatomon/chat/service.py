@@ -1,23 +1,25 @@
 """`ChatService`: the one turn pipeline every surface runs (DESIGN.md §2, §4b).
 
-A turn loads (or starts) the owner's conversation, builds its bounded context, runs the
-Atom around a per-turn `ToolLoop`, streams the events, persists the messages and records
-the turn with its TurnReport. A mutation that needs approval is stored as a
-`PendingConfirmation`; the turn waits, polling the store, until someone resolves it
-through `resolve_confirmation` (from any process sharing the store) or it expires.
+A turn opens (or starts) the owner's conversation, builds its bounded context, runs the
+Atom around a per-turn `ToolLoop`, streams the events, and records the messages and the
+turn with its TurnReport. A mutation that needs a decision suspends the turn: its state
+is stored with the `PendingConfirmation` and `run_turn` ends with `confirm_mutation`.
+`resolve_confirmation` (the end user, or staff for staff approvals; any process and any
+service instance sharing the store) claims it once, rebuilds the turn from the store and
+continues it; `expire_due` resolves overdue ones as timed out. One turn, one TurnReport,
+its waits in `pauses`.
 
-Events are plain JSON-ready dicts, each carrying `conversation_id`:
+Events are plain JSON-ready dicts, each carrying `conversation_id` and `turn_id`:
 `text_chunk`, `tool_call`, `tool_result`, `confirm_mutation`, `done`, `error` and, from
-`resolve_confirmation`, `confirmation_resolved`. Error codes: a `ToolLoopError`'s code,
-`chat_error` (any other failure; the exception never reaches the client),
-`conversation_not_found` (unknown or another owner's conversation id) and
+`resolve_confirmation`, `confirmation_resolved`. Error codes: a `ToolLoopError`'s code
+(`rate_limited` among them), `chat_error` (any other failure; the exception never reaches
+the client, it goes to the listeners and the logs), `conversation_not_found` (unknown or
+another owner's conversation id), `bad_event` (not a confirmation id) and
 `confirmation_unavailable` (unknown, foreign, already decided or expired confirmation).
 
-Limitations: the events of a turn stream from the `run_turn` call that started it; a
-resolution only wakes that waiting turn. Durable resume after a process restart (rebuilding
-the loop from the stored state) is not implemented yet. The tool loop gets the stored
-conversation natively (tool call groups with their results); the orbitals read it as text.
-A turn that is aborted stores no messages, only its TurnRecord with the report.
+The tool loop gets the stored conversation natively (tool call groups with their
+results); the orbitals read it as text. A turn aborted before it suspended stores no
+messages, only its TurnRecord with the report.
 
 ```python
 service = ChatService(store=MemoryStore(), provider=provider, toolset=Toolset(registry))
