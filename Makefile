@@ -53,13 +53,13 @@ browser:
 		$$sudo apt-get update -qq && \
 		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(CHROMIUM_PACKAGE) >/dev/null; }
 
-# With DATABASE_URL set (PostgreSQL) the data and chat tests run a second time on the
-# embedded default, SQLite, so that both databases are covered in one run.
+# With DATABASE_URL set (PostgreSQL) the tests that touch the database run a second time
+# on the embedded default, SQLite, so that both databases are covered in one run.
 test: $(INSTALLED) $(LOCAL_MODEL) browser
 	CHATOMON_REQUIRE_REAL_LLM=1 CHATOMON_REQUIRE_BROWSER=1 $(BIN)/python -m pytest
 	@if [ -n "$$DATABASE_URL" ]; then \
-		echo "data and chat tests again on SQLite:"; \
-		DATABASE_URL= $(BIN)/python -m pytest tests/data tests/chat; \
+		echo "database tests again on SQLite:"; \
+		DATABASE_URL= $(BIN)/python -m pytest tests/data tests/chat tests/stores tests/django tests/console; \
 	fi
 
 # The demo answers with the embedded local model unless CHATOMON_PROVIDER names another
