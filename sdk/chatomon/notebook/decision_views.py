@@ -1,42 +1,65 @@
 """Renderings of the values orbitals and the connector API hand out: verdicts and decisions.
 
-Each has `*_html` (scoped HTML with an action badge and a field table), `*_markdown` and
-`*_text`; only the fields a value carries are shown.
+Each is shown as scoped HTML (an action badge and a field table), Markdown or one line of
+text; only the fields a value carries are shown. `VERDICT`, `INPUT_DECISION` and
+`OUTPUT_DECISION` are the three views; they differ only in their titles and fields.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from chatomon.notebook.markup import badge, escape, md_escape, preformatted, table, value_text, view
 from chatomon.schemas import InputDecision, OutputDecision, Verdict
 
-__all__ = [
-    "input_decision_html",
-    "input_decision_markdown",
-    "input_decision_text",
-    "output_decision_html",
-    "output_decision_markdown",
-    "output_decision_text",
-    "verdict_html",
-    "verdict_markdown",
-    "verdict_text",
-]
+__all__ = ["INPUT_DECISION", "OUTPUT_DECISION", "VERDICT", "FieldsView"]
+
+Fields = Sequence[tuple[str, Any]]
 
 
-def _fields_html(fields: Sequence[tuple[str, Any]]) -> str:
-    rows = [[f"<b>{escape(name)}</b>", preformatted(value_text(value))] for name, value in fields]
-    return table(("field", "value"), rows) if rows else ""
+@dataclass(frozen=True, slots=True)
+class FieldsView:
+    """The renderings of a value shown as a titled action plus (name, value) fields.
+
+    Attributes:
+        title: The heading, e.g. "Input decision".
+        text_name: The word starting the one-line text, e.g. "InputDecision".
+        action: The value's action or kind, shown as a badge.
+        fields: The fields the value carries, in display order.
+    """
+
+    title: str
+    text_name: str
+    action: Callable[[Any], str]
+    fields: Callable[[Any], Fields]
+
+    def html(self, value: Any) -> str:
+        """`value` as scoped HTML."""
+        heading = f"<div><b>{self.title}</b> {badge(self.action(value))}</div>"
+        rows = [
+            [f"<b>{escape(name)}</b>", preformatted(value_text(field))]
+            for name, field in self.fields(value)
+        ]
+        return view(heading + (table(("field", "value"), rows) if rows else ""))
+
+    def markdown(self, value: Any) -> str:
+        """`value` as Markdown."""
+        lines = [f"**{self.title}: {self.action(value)}**"]
+        lines += [
+            f"- {md_escape(name)}: {md_escape(value_text(field))}"
+            for name, field in self.fields(value)
+        ]
+        return "\n".join(lines)
+
+    def text(self, value: Any) -> str:
+        """`value` as one line."""
+        extra = ", ".join(f"{name}={value_text(field)!r}" for name, field in self.fields(value))
+        return f"{self.text_name} {self.action(value)}" + (f" ({extra})" if extra else "")
 
 
-def _fields_markdown(title: str, fields: Sequence[tuple[str, Any]]) -> str:
-    lines = [title]
-    lines += [f"- {md_escape(name)}: {md_escape(value_text(value))}" for name, value in fields]
-    return "\n".join(lines)
-
-
-def _verdict_fields(verdict: Verdict) -> list[tuple[str, Any]]:
+def _verdict_fields(verdict: Verdict) -> Fields:
     fields: list[tuple[str, Any]] = [
         (name, getattr(verdict, name))
         for name in ("reply", "guidance", "reason", "annotations")
@@ -47,24 +70,7 @@ def _verdict_fields(verdict: Verdict) -> list[tuple[str, Any]]:
     return fields
 
 
-def verdict_html(verdict: Verdict) -> str:
-    """A Verdict as scoped HTML."""
-    heading = f"<div><b>Verdict</b> {badge(verdict.action)}</div>"
-    return view(heading + _fields_html(_verdict_fields(verdict)))
-
-
-def verdict_markdown(verdict: Verdict) -> str:
-    """A Verdict as Markdown."""
-    return _fields_markdown(f"**Verdict: {verdict.action}**", _verdict_fields(verdict))
-
-
-def verdict_text(verdict: Verdict) -> str:
-    """A Verdict as one line."""
-    extra = ", ".join(f"{name}={value_text(value)!r}" for name, value in _verdict_fields(verdict))
-    return f"Verdict {verdict.action}" + (f" ({extra})" if extra else "")
-
-
-def _input_fields(decision: InputDecision) -> list[tuple[str, Any]]:
+def _input_fields(decision: InputDecision) -> Fields:
     fields: list[tuple[str, Any]] = [("guidance", text) for text in decision.guidance]
     if decision.reply is not None:
         fields.append(("reply", decision.reply))
@@ -73,42 +79,22 @@ def _input_fields(decision: InputDecision) -> list[tuple[str, Any]]:
     return fields
 
 
-def input_decision_html(decision: InputDecision) -> str:
-    """An InputDecision as scoped HTML."""
-    heading = f"<div><b>Input decision</b> {badge(decision.kind)}</div>"
-    return view(heading + _fields_html(_input_fields(decision)))
-
-
-def input_decision_markdown(decision: InputDecision) -> str:
-    """An InputDecision as Markdown."""
-    return _fields_markdown(f"**Input decision: {decision.kind}**", _input_fields(decision))
-
-
-def input_decision_text(decision: InputDecision) -> str:
-    """An InputDecision as one line."""
-    extra = ", ".join(f"{name}={value_text(value)!r}" for name, value in _input_fields(decision))
-    return f"InputDecision {decision.kind}" + (f" ({extra})" if extra else "")
-
-
-def _output_fields(decision: OutputDecision) -> list[tuple[str, Any]]:
+def _output_fields(decision: OutputDecision) -> Fields:
     fields: list[tuple[str, Any]] = [("guidance", text) for text in decision.guidance]
     if decision.text is not None:
         fields.append(("text", decision.text))
     return fields
 
 
-def output_decision_html(decision: OutputDecision) -> str:
-    """An OutputDecision as scoped HTML."""
-    heading = f"<div><b>Output decision</b> {badge(decision.kind)}</div>"
-    return view(heading + _fields_html(_output_fields(decision)))
+VERDICT = FieldsView("Verdict", "Verdict", lambda verdict: verdict.action, _verdict_fields)
+"""How a Verdict is shown."""
 
+INPUT_DECISION = FieldsView(
+    "Input decision", "InputDecision", lambda decision: decision.kind, _input_fields
+)
+"""How an InputDecision is shown."""
 
-def output_decision_markdown(decision: OutputDecision) -> str:
-    """An OutputDecision as Markdown."""
-    return _fields_markdown(f"**Output decision: {decision.kind}**", _output_fields(decision))
-
-
-def output_decision_text(decision: OutputDecision) -> str:
-    """An OutputDecision as one line."""
-    extra = ", ".join(f"{name}={value_text(value)!r}" for name, value in _output_fields(decision))
-    return f"OutputDecision {decision.kind}" + (f" ({extra})" if extra else "")
+OUTPUT_DECISION = FieldsView(
+    "Output decision", "OutputDecision", lambda decision: decision.kind, _output_fields
+)
+"""How an OutputDecision is shown."""

@@ -17,14 +17,27 @@ from __future__ import annotations
 from collections.abc import Callable, Container
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, Protocol
 
 __all__ = ["View", "render_html", "render_markdown", "render_mimebundle", "render_text"]
 
 
-@dataclass(frozen=True, slots=True)
-class View:
+class View(Protocol):
     """The three renderings of one kind of object."""
+
+    def html(self, obj: Any, /) -> str:
+        """`obj` as scoped HTML."""
+
+    def markdown(self, obj: Any, /) -> str:
+        """`obj` as Markdown."""
+
+    def text(self, obj: Any, /) -> str:
+        """`obj` as plain text."""
+
+
+@dataclass(frozen=True, slots=True)
+class _ModuleView:
+    """A view made of a module's `<prefix>_html`, `_markdown` and `_text` functions."""
 
     html: Callable[[Any], str]
     markdown: Callable[[Any], str]
@@ -48,7 +61,7 @@ def _views() -> tuple[tuple[type, View], ...]:
     )
 
     def view(module: Any, prefix: str) -> View:
-        return View(
+        return _ModuleView(
             getattr(module, f"{prefix}_html"),
             getattr(module, f"{prefix}_markdown"),
             getattr(module, f"{prefix}_text"),
@@ -58,9 +71,9 @@ def _views() -> tuple[tuple[type, View], ...]:
         (TurnReport, view(report_views, "turn_report")),
         (OrbitalResult, view(report_views, "orbital_result")),
         (ChatResult, view(report_views, "chat_result")),
-        (Verdict, view(decision_views, "verdict")),
-        (InputDecision, view(decision_views, "input_decision")),
-        (OutputDecision, view(decision_views, "output_decision")),
+        (Verdict, decision_views.VERDICT),
+        (InputDecision, decision_views.INPUT_DECISION),
+        (OutputDecision, decision_views.OUTPUT_DECISION),
         (ManagerSchema, view(data_views, "manager_schema")),
         (QueryPage, view(data_views, "query_page")),
         (AggregatePage, view(data_views, "aggregate_page")),
