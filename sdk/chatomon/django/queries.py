@@ -18,7 +18,7 @@ from uuid import UUID
 from django.db import IntegrityError, connections, router, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.utils import CursorWrapper
-from django.db.models import Max, Q
+from django.db.models import Q
 
 from chatomon.chat.store.records import (
     TIMED_OUT_REASON,
@@ -38,7 +38,6 @@ from chatomon.django import models
 from chatomon.django import turn_statements as statements
 from chatomon.django.rows import (
     confirmation_record,
-    message_fields,
     message_record,
     turn_record,
 )
@@ -85,40 +84,43 @@ def append_messages(
     owner: Owner, conversation_id: UUID, items: Sequence[MessageItem], now: datetime
 ) -> list[StoredMessage]:
     """Append items at the next positions; the conversation row lock orders writers."""
-    with transaction.atomic():
-        # select_for_update serializes concurrent appends on PostgreSQL; SQLite
-        # serializes writers on its own.
-        conversation = owned_for_update(owner, conversation_id)
-        last = models.ChatMessage.objects.filter(conversation=conversation).aggregate(
-            last=Max("position")
-        )["last"]
-        start = -1 if last is None else last
-        rows = [
-            models.ChatMessage(
-                conversation=conversation, position=start + 1 + i, created_at=now,
-                **message_fields(item),
-            )
-            for i, item in enumerate(items)
-        ]  # fmt: skip
-        models.ChatMessage.objects.bulk_create(rows)
-        models.Conversation.objects.filter(pk=conversation.pk).update(updated_at=now)
-        # bulk_create sets primary keys on PostgreSQL and SQLite, not on every backend.
+    connection = _connection()
+    with transaction.atomic(using=connection.alias):
+        with connection.cursor() as cursor:
+            start = _append(cursor, owner, conversation_id, items, now, None)
+        if start is None:
+            return []
+        # Read back for the ids the database gave the rows.
         saved = models.ChatMessage.objects.filter(
-            conversation=conversation, position__gt=start
+            conversation_id=conversation_id, position__gte=start
         ).order_by("position")
         return [message_record(row) for row in saved]
 
 
-def owned_for_update(owner: Owner, conversation_id: UUID) -> models.Conversation:
-    """The owner's conversation row, locked until the end of the transaction."""
-    row = (
-        models.Conversation.objects.select_for_update()
-        .filter(pk=conversation_id, owner_kind=owner.kind, owner_key=owner.key)
-        .first()
-    )
-    if row is None:
+def _append(  # noqa: PLR0917 - the shared body of append_messages and close_turn
+    cursor: CursorWrapper,
+    owner: Owner,
+    conversation_id: UUID,
+    items: Sequence[MessageItem],
+    now: datetime,
+    position: int | None,
+) -> int | None:
+    """Store `items` at `position` (default: the end) of the owner's conversation.
+
+    Returns where they start, None when there were none (the conversation is touched).
+
+    Touching the conversation first checks the owner and, on PostgreSQL, locks the row until
+    the transaction ends, which orders concurrent appends to it.
+    """
+    if not statements.touch_conversation(cursor, owner, conversation_id, now):
         raise ConversationNotFoundError(f"no conversation {conversation_id} for this owner")
-    return row
+    if not items:
+        return None
+    if position is None:
+        last = statements.last_position(cursor, conversation_id)
+        position = 0 if last is None else last + 1
+    statements.insert_messages(cursor, conversation_id, items, position, now)
+    return position
 
 
 def _connection() -> BaseDatabaseWrapper:
@@ -195,16 +197,7 @@ def _close(  # noqa: PLR0917 - the private body of close_turn
         if found is None:
             raise LookupError(f"no turn {turn_id!r}")
         check_transition(turn_id, found, status)  # raises: the move was not allowed
-    # Touching the conversation checks the owner and, on PostgreSQL, locks the row, which
-    # orders concurrent appends to it.
-    if not statements.touch_conversation(cursor, owner, conversation_id, now):
-        raise ConversationNotFoundError(f"no conversation {conversation_id} for this owner")
-    if not items:
-        return
-    if position is None:
-        last = statements.last_position(cursor, conversation_id)
-        position = 0 if last is None else last + 1
-    statements.insert_messages(cursor, conversation_id, items, position, now)
+    _append(cursor, owner, conversation_id, items, now, position)
 
 
 def _turn_changes(
