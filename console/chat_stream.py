@@ -1,35 +1,22 @@
-"""Turn events over the wire for the console chat: SSE frames, or drained for a plain form post."""
+"""Turn events for a plain form post of the console chat: run to the end, then redirect.
+
+Streamed posts (console.js asks for ``text/event-stream``) go out as the chat endpoint's
+own event stream (`chatomon.django.sse.event_stream_response`).
+"""
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from django.core.serializers.json import DjangoJSONEncoder
-from django.http import HttpRequest, StreamingHttpResponse
+from django.http import HttpRequest
 
-__all__ = ["drain", "sse_frames", "sse_response", "wants_stream"]
+__all__ = ["drain", "wants_stream"]
 
 
 def wants_stream(request: HttpRequest) -> bool:
     """Whether the browser asked for the events as they happen (console.js does)."""
     return "text/event-stream" in request.headers.get("Accept", "")
-
-
-async def sse_frames(events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[str]:
-    """Each event as one SSE frame named by its type, data the event as JSON."""
-    async for event in events:
-        data = json.dumps(event, cls=DjangoJSONEncoder)
-        yield f"event: {event.get('type', 'message')}\ndata: {data}\n\n"
-
-
-def sse_response(events: AsyncIterator[dict[str, Any]]) -> StreamingHttpResponse:
-    """A streaming text/event-stream response of the events."""
-    response = StreamingHttpResponse(sse_frames(events), content_type="text/event-stream")
-    response["Cache-Control"] = "no-cache"
-    response["X-Accel-Buffering"] = "no"
-    return response
 
 
 async def drain(events: AsyncIterator[dict[str, Any]]) -> tuple[str | None, str | None]:

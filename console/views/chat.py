@@ -19,6 +19,8 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from chatomon.django.sse import event_stream_response
+
 from ..access import USE_CHAT, staff_view
 from ..chat_history import (
     chat_entries,
@@ -27,7 +29,7 @@ from ..chat_history import (
     owner_of_user,
     pending_confirmations,
 )
-from ..chat_stream import drain, sse_response, wants_stream
+from ..chat_stream import drain, wants_stream
 from ..rendering import render_screen
 from ..service import console_chat_service
 
@@ -99,7 +101,7 @@ async def chat_send(request: HttpRequest) -> HttpResponseBase:
         owner=owner_of_user(user),
     )
     if wants_stream(request):
-        return sse_response(events)
+        return event_stream_response(events)
     finished, error = await drain(events)
     return await sync_to_async(_back)(
         finished or (str(conversation_id) if conversation_id else None), error
@@ -121,6 +123,6 @@ async def chat_confirm(request: HttpRequest, confirmation_id: UUID) -> HttpRespo
         owner=owner_of_user(user),
     )
     if wants_stream(request):
-        return sse_response(events)
+        return event_stream_response(events)
     finished, error = await drain(events)
     return await sync_to_async(_back)(finished or request.POST.get("conversation_id"), error)

@@ -104,16 +104,18 @@
     }
   };
 
+  /* Frames of the chat event stream: `data: <event JSON>`, its `type` names it; comment lines (heartbeats) carry none. */
   function parseFrames(buffer, onEvent) {
     var frames = buffer.split("\n\n");
     var rest = frames.pop();
     frames.forEach(function (frame) {
-      var type = "message", data = [];
+      var data = [];
       frame.split("\n").forEach(function (line) {
-        if (line.indexOf("event: ") === 0) type = line.slice(7);
-        else if (line.indexOf("data: ") === 0) data.push(line.slice(6));
+        if (line.indexOf("data: ") === 0) data.push(line.slice(6));
       });
-      if (data.length) onEvent(type, JSON.parse(data.join("\n")));
+      if (!data.length) return;
+      var event = JSON.parse(data.join("\n"));
+      onEvent(event.type, event);
     });
     return rest;
   }

@@ -28,8 +28,9 @@ async def frames(response: Any) -> list[tuple[str, Any]]:
     body = b"".join([chunk async for chunk in response.streaming_content]).decode()
     out = []
     for frame in body.strip().split("\n\n"):
-        kind, data = frame.split("\n", 1)
-        out.append((kind.removeprefix("event: "), json.loads(data.removeprefix("data: "))))
+        assert frame.startswith("data: ") and "\n" not in frame
+        event = json.loads(frame.removeprefix("data: "))
+        out.append((event["type"], event))
     return out
 
 
@@ -38,7 +39,7 @@ async def test_a_streamed_turn_shows_tool_cards_and_an_inline_confirmation(harne
     await client.aforce_login(staff)
     stream = {"Accept": "text/event-stream"}
     response = await client.post("/console/chat/send/", {"text": "Rename 1"}, headers=stream)
-    assert response["Content-Type"] == "text/event-stream"
+    assert response["Content-Type"] == "text/event-stream; charset=utf-8"
     events = await frames(response)
     assert events[-1][0] == "confirm_mutation" and events[-1][1]["approver"] == "client"
     conversation_id = events[-1][1]["conversation_id"]
