@@ -10,55 +10,24 @@ from typing import Any
 from uuid import UUID
 
 import pytest
-from pydantic import BaseModel
 
 from chatomon import Atom, Blocklist, TurnReport
 from chatomon.chat.loop import ToolLoop
 from chatomon.chat.service import ChatService
 from chatomon.chat.store import MemoryStore
-from chatomon.chat.tools.context import ToolSettings
-from chatomon.chat.tools.toolset import Toolset
 from chatomon.data.actor import SimpleActor
-from chatomon.data.fixtures import toy_registry
-from chatomon.data.mutations import mutation
 from chatomon.errors import ProviderUnavailableError, TurnStateError
 from chatomon.notebook import ChatWidget
 from chatomon.providers import ProviderNucleus, ScriptedProvider
 from chatomon.providers.testing import Delay, tool_call
-
-RENAME = tool_call(
-    "mutate", {"mutation": "renameMaterial", "input": {"material_id": 1, "name": "Iron"}}
-)
-
-
-class Rename(BaseModel):
-    material_id: int
-    name: str
-
-
-def data_registry(log: list[dict[str, Any]]) -> Any:
-    registry = toy_registry()
-
-    @mutation(name="renameMaterial", input=Rename, manager="MaterialManager")
-    def rename(actor: Any, data: Rename) -> dict[str, Any]:
-        log.append(data.model_dump())
-        return {"id": data.material_id, "name": data.name}
-
-    registry.register(rename)
-    return registry
+from tests.chat.services import RENAME, confirm_settings, service
 
 
 def chat_service(
     provider: ScriptedProvider, log: list[dict[str, Any]], *, staff: bool = False
 ) -> ChatService:
-    names = ["renameMaterial"]
-    settings = (
-        ToolSettings(allowed_mutations=names, staff_approval_mutations=names)
-        if staff
-        else ToolSettings(allowed_mutations=names, confirm_mutations=names)
-    )
-    toolset = Toolset(data_registry(log), settings)
-    return ChatService(store=MemoryStore(), provider=provider, toolset=toolset)
+    """A ChatService on a MemoryStore whose renameMaterial is confirmed (or staff-approved)."""
+    return service(MemoryStore(), provider, log=log, settings=confirm_settings(staff=staff))
 
 
 def roles(widget: ChatWidget) -> list[str]:
@@ -225,9 +194,7 @@ async def test_staff_approvals_wait_for_staff_unless_the_widget_is_staff() -> No
 
 async def test_an_atom_tool_loop_confirms_through_the_widget() -> None:
     log: list[dict[str, Any]] = []
-    names = ["renameMaterial"]
-    settings = ToolSettings(allowed_mutations=names, confirm_mutations=names)
-    toolset = Toolset(data_registry(log), settings)
+    toolset = chat_service(ScriptedProvider([]), log).toolset
     loop = ToolLoop(ScriptedProvider([[RENAME], ["Done."]]), toolset, actor=SimpleActor(id=3))
     widget = ChatWidget(Atom("data", loop))
     loop.confirmer = widget.confirm
