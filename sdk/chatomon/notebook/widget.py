@@ -54,15 +54,8 @@ class ChatWidget(ChatState, ipywidgets.VBox):  # type: ignore[misc]
             it they wait for the console.
         flush_interval: Seconds between two updates of the streamed text.
 
-    Attributes:
-        status: "idle", "running", "awaiting_confirmation", "error" or "stopped".
-        draft: The reply being streamed.
-        messages: The transcript: dicts with a "role" of "user", "assistant", "tool",
-            "confirmation", "error" or "notice".
-        pending: The `confirm_mutation` event waiting for a decision, or {}.
-        error: The message of the last error event.
-        last_report: The TurnReport of the last finished turn.
-        reports: Every TurnReport of this widget's turns.
+    The state (`status`, `draft`, `messages`, `pending`, `error`, `last_report`,
+    `reports`) is the `ChatState` traits, documented there.
     """
 
     def __init__(
