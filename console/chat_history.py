@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
-from chatomon.chat.store.records import Owner
 from chatomon.django.models import ChatMessage, Conversation, PendingConfirmation
+from chatomon.django.service import owner_for
 
 __all__ = ["ChatEntry", "ToolCard", "chat_entries", "conversations_of", "owned_conversation"]
 
@@ -33,21 +33,16 @@ class ChatEntry:
     tools: list[ToolCard] = field(default_factory=list)
 
 
-def owner_of_user(user: Any) -> Owner:
-    """The owner of a staff member's console conversations: the user, as for end users."""
-    return Owner.user(user.pk)
-
-
 def conversations_of(user: Any) -> list[Conversation]:
     """The user's conversations, most recently updated first."""
-    owner = owner_of_user(user)
+    owner = owner_for(user, None)
     mine = Conversation.objects.filter(owner_kind=owner.kind, owner_key=owner.key)
     return list(mine.order_by("-updated_at")[:100])
 
 
 def owned_conversation(user: Any, conversation_id: UUID) -> Conversation | None:
     """The user's conversation, or None when unknown or someone else's."""
-    owner = owner_of_user(user)
+    owner = owner_for(user, None)
     return Conversation.objects.filter(
         pk=conversation_id, owner_kind=owner.kind, owner_key=owner.key
     ).first()

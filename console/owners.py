@@ -7,14 +7,10 @@ from collections.abc import Iterable
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 
+from chatomon.chat.store.records import Owner
 from chatomon.django.models import Conversation
 
-__all__ = ["owner_labels", "user_owner_key"]
-
-
-def user_owner_key(user_id: object) -> str:
-    """The owner key a user's conversations carry (see chatomon.chat.store.Owner.user)."""
-    return str(user_id)
+__all__ = ["owner_labels"]
 
 
 def owner_labels(conversations: Iterable[Conversation]) -> dict[str, str]:
@@ -22,7 +18,7 @@ def owner_labels(conversations: Iterable[Conversation]) -> dict[str, str]:
     conversations = list(conversations)
     user_keys = {c.owner_key for c in conversations if c.owner_kind == "user"}
     names = {
-        user_owner_key(pk): name
+        Owner.user(pk).key: name
         for pk, name in get_user_model()
         .objects.filter(pk__in=_primary_keys(user_keys))
         .values_list("pk", "username")

@@ -19,6 +19,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from chatomon.django.service import owner_for
 from chatomon.django.sse import event_stream_response
 
 from ..access import USE_CHAT, staff_view
@@ -26,7 +27,6 @@ from ..chat_history import (
     chat_entries,
     conversations_of,
     owned_conversation,
-    owner_of_user,
     pending_confirmations,
 )
 from ..chat_stream import drain, wants_stream
@@ -98,7 +98,7 @@ async def chat_send(request: HttpRequest) -> HttpResponseBase:
         user,
         form.cleaned_data["text"],
         str(conversation_id) if conversation_id else None,
-        owner=owner_of_user(user),
+        owner=owner_for(user, None),
     )
     if wants_stream(request):
         return event_stream_response(events)
@@ -120,7 +120,7 @@ async def chat_confirm(request: HttpRequest, confirmation_id: UUID) -> HttpRespo
         user,
         str(confirmation_id),
         form.cleaned_data["decision"] == "approve",
-        owner=owner_of_user(user),
+        owner=owner_for(user, None),
     )
     if wants_stream(request):
         return event_stream_response(events)
