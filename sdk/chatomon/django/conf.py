@@ -142,7 +142,6 @@ EXPECTED = {
     "allowed_mutations": "a list of mutation names",
     "confirm_mutations": "a list of names from allowed_mutations",
     "staff_approval_mutations": "a list of names from allowed_mutations, not in confirm_mutations",
-    "recover_missing_tool_calls": "True or False",
 }
 """What ToolSettings and LoopLimits accept, for the errors they leave without `allowed`."""
 
@@ -364,8 +363,6 @@ def build_chat_settings(raw: Mapping[str, Any]) -> ChatSettings:
 def _tool_settings(raw: Mapping[str, Any]) -> ToolSettings:
     try:
         return ToolSettings.from_mapping(raw)
-    except ChatConfigurationError:
-        raise
     except ConfigurationError as error:
         raise _precise(error, raw) from error
 
