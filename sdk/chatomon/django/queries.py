@@ -191,12 +191,7 @@ def _close(  # noqa: PLR0917 - the private body of close_turn
     now: datetime,
     position: int | None,
 ) -> None:
-    changes = _turn_changes(status, report, None, now)
-    if not statements.move_turn(cursor, turn_id, changes, predecessors(status)):
-        found = statements.turn_status(cursor, turn_id)
-        if found is None:
-            raise LookupError(f"no turn {turn_id!r}")
-        check_transition(turn_id, found, status)  # raises: the move was not allowed
+    _move(cursor, turn_id, status, _turn_changes(status, report, None, now))
     _append(cursor, owner, conversation_id, items, now, position)
 
 
@@ -225,18 +220,25 @@ def update_turn(
     usage: TokenUsage | None,
     now: datetime,
 ) -> TurnRecord:
-    """Move a turn, conditionally on the status it was read with (no lost transitions)."""
-    row = models.Turn.objects.filter(pk=turn_id).first()
-    if row is None:
-        raise LookupError(f"no turn {turn_id!r}")
-    check_transition(turn_id, row.status, status)
-    changes = _turn_changes(status, report, usage, now)
-    if not models.Turn.objects.filter(pk=turn_id, status=row.status).update(**changes):
-        # Someone moved the turn between our read and our write: judge against theirs.
-        current = models.Turn.objects.get(pk=turn_id).status
-        check_transition(turn_id, current, status)
-        return update_turn(turn_id, status, report, usage, now)
+    """Move a turn, conditionally on its current status (no lost transitions)."""
+    with _connection().cursor() as cursor:
+        _move(cursor, turn_id, status, _turn_changes(status, report, usage, now))
     return turn_record(models.Turn.objects.get(pk=turn_id))
+
+
+def _move(cursor: CursorWrapper, turn_id: str, status: str, changes: dict[str, Any]) -> None:
+    """Apply `changes` in one conditional UPDATE: only from a status that may move there.
+
+    Raises:
+        TurnTransitionError: The turn's status does not allow the move.
+        LookupError: No such turn.
+    """
+    while not statements.move_turn(cursor, turn_id, changes, predecessors(status)):
+        found = statements.turn_status(cursor, turn_id)
+        if found is None:
+            raise LookupError(f"no turn {turn_id!r}")
+        # Raises unless another writer moved the turn to an allowed source meanwhile.
+        check_transition(turn_id, found, status)
 
 
 def create_confirmation(owner: Owner, conversation_id: UUID, **fields: Any) -> PendingConfirmation:
