@@ -477,6 +477,9 @@ def test_assemble_grammar_offers_text_or_the_call() -> None:
     assert lines[1] == 'plain-text ::= [^{["' + r" \t\n] [^\x00]*"
     assert 'tool-call ::= "{" x "}"' in lines
     assert 'x ::= "a"' in lines
+    # local_grammar's rules are named tool-call already: kept as they are.
+    named = template.assemble_grammar('tool-call ::= "{" x "}"\nx ::= "a"\n')
+    assert named == grammar
     with pytest.raises(ValueError, match="no root rule"):
         template.assemble_grammar('x ::= "a"')
 

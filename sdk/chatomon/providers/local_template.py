@@ -272,13 +272,11 @@ def assemble_grammar(call_rules: str) -> str:
     Text may not start with `{`, `[`, `"` or whitespace, so the first token decides which
     of the two it writes.
     """
-    if _TOOL_CALL_RULE.search(call_rules) and not _ROOT_RULE.search(call_rules):
-        renamed = call_rules  # `local_grammar` names its rule tool-call already
-    elif _ROOT_RULE.search(call_rules):
-        renamed = _ROOT_RULE.sub("tool-call ::=", call_rules, count=1)
-    else:
-        raise ValueError("the tool-call grammar has no root rule")
-    return f"root ::= tool-call | plain-text\n{_PLAIN_TEXT}{renamed.strip()}\n"
+    if _ROOT_RULE.search(call_rules):
+        call_rules = _ROOT_RULE.sub("tool-call ::=", call_rules, count=1)
+    elif not _TOOL_CALL_RULE.search(call_rules):
+        raise ValueError("the tool-call grammar has no root rule (nor a tool-call rule)")
+    return f"root ::= tool-call | plain-text\n{_PLAIN_TEXT}{call_rules.strip()}\n"
 
 
 @dataclass(frozen=True, slots=True)
