@@ -7,25 +7,31 @@
   created (and its cookie set by SessionMiddleware) on the first request.
 - `rate_limited`: one request counted against the actor's budget, per message and per
   confirmation; a refusal is the `rate_limited` event with `retry_after_seconds`.
+- `Admitted`: what passed them, and the one way every transport starts a turn from it.
 """
 
 from __future__ import annotations
 
 import inspect
 import secrets
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from asgiref.sync import sync_to_async
 
+from chatomon.chat.service import ChatService
 from chatomon.chat.service_events import error_event
+from chatomon.chat.store.records import Owner
 from chatomon.django.conf import ChatSettings
-from chatomon.django.ratelimit import RateLimiter, scope_key
+from chatomon.django.ratelimit import RateLimiter, TokenBudget, scope_key
+from chatomon.django.requests import ConfirmRequest, MessageRequest
 
 __all__ = [
     "DENIED_MESSAGE",
     "RATE_LIMITED_MESSAGE",
     "SESSION_MARKER",
+    "Admitted",
     "chat_identity",
     "denied_event",
     "limiter_for",
@@ -90,3 +96,42 @@ async def rate_limited(limiter: RateLimiter, scope: str) -> dict[str, Any] | Non
     return error_event(
         "rate_limited", RATE_LIMITED_MESSAGE, retry_after_seconds=admission.retry_after_seconds
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Admitted:
+    """A request that passed every check: who asks, as which owner, with what budget."""
+
+    settings: ChatSettings
+    service: ChatService
+    user: Any
+    owner: Owner
+    scope: str
+    payload: Any
+
+    def budget(self) -> TokenBudget:
+        """The token budget of this actor for the turn."""
+        return limiter_for(self.settings).budget(self.scope)
+
+    def run_turn(self, *, can_confirm: bool = True) -> AsyncIterator[dict[str, Any]]:
+        """The events of the turn the admitted `MessageRequest` asks for."""
+        message: MessageRequest = self.payload
+        return self.service.run_turn(
+            self.user,
+            message.text,
+            message.conversation_id,
+            owner=self.owner,
+            budget=self.budget(),
+            can_confirm=can_confirm,
+        )
+
+    def resolve_confirmation(self) -> AsyncIterator[dict[str, Any]]:
+        """The events of the admitted `ConfirmRequest`: the claim, then the resumed turn."""
+        decision: ConfirmRequest = self.payload
+        return self.service.resolve_confirmation(
+            self.user,
+            decision.confirmation_id,
+            decision.confirmed,
+            owner=self.owner,
+            budget=self.budget(),
+        )

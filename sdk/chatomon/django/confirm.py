@@ -20,8 +20,8 @@ from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase, JsonResponse
 
 from chatomon.django.conf import ChatSettings
-from chatomon.django.http import ChatEndpoint, envelope
-from chatomon.django.requests import ConfirmRequest, parse_confirm
+from chatomon.django.http import ChatEndpoint, collect, envelope
+from chatomon.django.requests import parse_confirm
 from chatomon.django.sse import HEARTBEAT_SECONDS, event_stream_response, refusal_response
 
 __all__ = ["ChatConfirmView", "wants_event_stream"]
@@ -53,14 +53,7 @@ class ChatConfirmView(ChatEndpoint):
         admitted = await self.admit(request)
         if isinstance(admitted, HttpResponseBase):
             return admitted
-        decision: ConfirmRequest = admitted.payload
-        events = admitted.service.resolve_confirmation(
-            admitted.user,
-            decision.confirmation_id,
-            decision.confirmed,
-            owner=admitted.owner,
-            budget=admitted.budget(),
-        )
+        events = admitted.resolve_confirmation()
         if wants_event_stream(request):
             return event_stream_response(events, self.heartbeat_seconds)
-        return JsonResponse(envelope([event async for event in events]))
+        return JsonResponse(envelope(await collect(events)))

@@ -33,6 +33,7 @@ from django.contrib.auth.models import AnonymousUser
 
 from chatomon.chat.service_events import GENERIC_ERROR_MESSAGE, error_event
 from chatomon.django.admission import (
+    Admitted,
     chat_identity,
     limiter_for,
     permitted,
@@ -40,7 +41,14 @@ from chatomon.django.admission import (
     scope_key,
 )
 from chatomon.django.conf import chat_settings
-from chatomon.django.requests import BadRequest, decode_object, parse_confirm, parse_message
+from chatomon.django.requests import (
+    BadRequest,
+    ConfirmRequest,
+    MessageRequest,
+    decode_object,
+    parse_confirm,
+    parse_message,
+)
 from chatomon.django.service import chat_service, conversation_group, owner_for
 from chatomon.django.signals import send_chat_error
 from chatomon.django.socket_state import SocketState
@@ -124,14 +132,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         if refusal is not None:
             await self.send_event(refusal)
             return
-        events = self.service.run_turn(
-            self.user,
-            message.text,
-            message.conversation_id,
-            owner=self.owner,
-            budget=limiter_for(self.settings).budget(self.rate_scope),
-        )
-        self.task = asyncio.ensure_future(self._stream(events))
+        self.task = asyncio.ensure_future(self._stream(self._admitted(message).run_turn()))
 
     async def _on_confirm(self, payload: Any) -> None:
         decision = parse_confirm(payload)
@@ -146,14 +147,13 @@ class ChatConsumer(AsyncWebsocketConsumer):
         self.state.forget(decision.confirmation_id)  # decided here: no longer open, won or not
         if resumed is not None:
             self.state.suppress(resumed)  # its events come from our own stream, not the group
-        events = self.service.resolve_confirmation(
-            self.user,
-            decision.confirmation_id,
-            decision.confirmed,
-            owner=self.owner,
-            budget=limiter_for(self.settings).budget(self.rate_scope),
-        )
+        events = self._admitted(decision).resolve_confirmation()
         self.task = asyncio.ensure_future(self._stream(events, resumed))
+
+    def _admitted(self, request: MessageRequest | ConfirmRequest) -> Admitted:
+        return Admitted(
+            self.settings, self.service, self.user, self.owner, self.rate_scope, request
+        )
 
     def _busy(self) -> dict[str, Any] | None:
         if self.task is None or self.task.done():

@@ -15,7 +15,6 @@ with `confirmation_required_transport`. Staff approvals still pause (the envelop
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
@@ -25,9 +24,8 @@ from django.utils.decorators import method_decorator
 from django.views import View
 from django.views.decorators.csrf import csrf_protect
 
-from chatomon.chat.service import ChatService
-from chatomon.chat.store.records import Owner
 from chatomon.django.admission import (
+    Admitted,
     chat_identity,
     denied_event,
     limiter_for,
@@ -39,14 +37,13 @@ from chatomon.django.conf import ChatSettings, chat_settings
 from chatomon.django.requests import (
     MAX_BODY_BYTES,
     BadRequest,
-    MessageRequest,
     decode_object,
     parse_message,
     too_large,
 )
 from chatomon.django.service import chat_service, owner_for
 
-__all__ = ["Admitted", "ChatEndpoint", "ChatView", "envelope"]
+__all__ = ["ChatEndpoint", "ChatView", "collect", "envelope"]
 
 
 def envelope(events: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -59,22 +56,6 @@ def envelope(events: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     listed = [dict(event) for event in events]
     answer = "".join(e["content"] for e in listed if e.get("type") == "text_chunk")
     return {"events": listed, "answer": answer}
-
-
-@dataclass(frozen=True, slots=True)
-class Admitted:
-    """A request that passed every check: who asks, as which owner, with what budget."""
-
-    settings: ChatSettings
-    service: ChatService
-    user: Any
-    owner: Owner
-    scope: str
-    payload: Any
-
-    def budget(self) -> Any:
-        """The token budget of this actor for the turn."""
-        return limiter_for(self.settings).budget(self.scope)
 
 
 def _asgi_scope(request: HttpRequest) -> Mapping[str, Any]:
@@ -145,17 +126,9 @@ class ChatView(ChatEndpoint):
         admitted = await self.admit(request)
         if isinstance(admitted, HttpResponseBase):
             return admitted
-        message: MessageRequest = admitted.payload
-        events = admitted.service.run_turn(
-            admitted.user,
-            message.text,
-            message.conversation_id,
-            owner=admitted.owner,
-            budget=admitted.budget(),
-            can_confirm=False,
-        )
-        return JsonResponse(envelope(await _collect(events)))
+        return JsonResponse(envelope(await collect(admitted.run_turn(can_confirm=False))))
 
 
-async def _collect(events: AsyncIterator[dict[str, Any]]) -> list[dict[str, Any]]:
+async def collect(events: AsyncIterator[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every event of a turn, read to its end."""
     return [event async for event in events]

@@ -26,7 +26,6 @@ from django.http.response import HttpResponseBase, StreamingHttpResponse
 
 from chatomon.chat.service_events import GENERIC_ERROR_MESSAGE, error_event
 from chatomon.django.http import ChatEndpoint
-from chatomon.django.requests import MessageRequest
 from chatomon.django.signals import send_chat_error
 
 __all__ = [
@@ -142,12 +141,4 @@ class ChatStreamView(ChatEndpoint):
         admitted = await self.admit(request)
         if isinstance(admitted, HttpResponseBase):
             return admitted
-        message: MessageRequest = admitted.payload
-        events = admitted.service.run_turn(
-            admitted.user,
-            message.text,
-            message.conversation_id,
-            owner=admitted.owner,
-            budget=admitted.budget(),
-        )
-        return event_stream_response(events, self.heartbeat_seconds)
+        return event_stream_response(admitted.run_turn(), self.heartbeat_seconds)
