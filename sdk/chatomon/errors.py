@@ -130,8 +130,12 @@ class ChatConfigurationError(ConfigurationError):
         suggestion: str | None = None,
     ) -> None:
         super().__init__(message, field=key, value=value, allowed=allowed)
-        self.key = key
         self.suggestion = suggestion
+
+    @property
+    def key(self) -> str | None:
+        """The setting's dotted path: the `field` of a ConfigurationError, named for settings."""
+        return self.field
 
     @classmethod
     def invalid_settings_mapping(cls, value: object = None) -> ChatConfigurationError:
