@@ -197,8 +197,8 @@ class ChatService:
             )
             return
         conversation = opened.conversation
-        run = TurnRun(who, conversation.id, opened.turn.id, actor, text)
-        run.position = opened.messages[-1].position + 1 if opened.messages else 0
+        start = opened.messages[-1].position + 1 if opened.messages else 0
+        run = TurnRun(who, conversation.id, opened.turn.id, actor, text, position=start)
         try:
             native = await self._history(who, conversation, opened.messages)
             await self.driver.tell(run, "message_received", text=text)

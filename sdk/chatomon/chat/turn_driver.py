@@ -91,10 +91,13 @@ class TurnDriver:
         finished = False
         try:
             async for event in stream:
-                if isinstance(event, TurnDone | TurnSuspended):
+                if isinstance(event, TurnDone):
                     finished = True
-                    ending = self._completed if isinstance(event, TurnDone) else self._suspended
-                    yield await self.emit(run, await ending(run, event))  # type: ignore[arg-type]
+                    yield await self.emit(run, await self._completed(run, event))
+                    return
+                if isinstance(event, TurnSuspended):
+                    finished = True
+                    yield await self.emit(run, await self._suspended(run, event))
                     return
                 wire = await self._observe(run, event)
                 if wire is not None:
