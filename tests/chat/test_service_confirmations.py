@@ -251,8 +251,14 @@ async def test_two_concurrent_claimers_run_the_mutation_once(store: Conversation
         collect(chat.resolve_confirmation(USER, pending["id"], True)),
         collect(chat.resolve_confirmation(USER, pending["id"], True)),
     )
-    firsts = sorted(events[0]["type"] for events in outcomes)
-    assert firsts == ["confirmation_resolved", "error"]
+    winner, loser = sorted(outcomes, key=lambda events: events[0]["type"])
+    assert [e["type"] for e in winner] == [
+        "confirmation_resolved",
+        "tool_result",
+        "text_chunk",
+        "done",
+    ]
+    assert [(e["type"], e["code"]) for e in loser] == [("error", "confirmation_unavailable")]
     assert log == [IRON]
 
 
