@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime, time, timedelta
-from typing import Any
+from datetime import datetime
+from typing import Any, get_args
 
 from django import forms
 from django.db.models import Q, QuerySet
-from django.utils import timezone
 
+from chatomon.chat.store.records import ConfirmationStatus
 from chatomon.django.models import PendingConfirmation
+
+from .day_range import within_days
 
 __all__ = ["HistoryFilterForm", "history", "pending_staff_count", "queue"]
 
-DECIDED = ("approved", "rejected", "expired", "cancelled")
+DECIDED: tuple[str, ...] = tuple(s for s in get_args(ConfirmationStatus) if s != "pending")
 
 
 def queue() -> QuerySet[PendingConfirmation]:
@@ -49,10 +51,6 @@ class HistoryFilterForm(forms.Form):
     )
 
 
-def _day_start(day: Any) -> datetime:
-    return timezone.make_aware(datetime.combine(day, time.min))
-
-
 def history_conditions(data: Mapping[str, Any]) -> Q:
     """The history filter of the (cleaned) form data."""
     where = Q(status__in=DECIDED)
@@ -62,11 +60,7 @@ def history_conditions(data: Mapping[str, Any]) -> Q:
         where &= Q(decided_by=data["decided_by"])
     if data.get("mutation"):
         where &= Q(mutation=data["mutation"])
-    if data.get("date_from"):
-        where &= Q(decided_at__gte=_day_start(data["date_from"]))
-    if data.get("date_to"):
-        where &= Q(decided_at__lt=_day_start(data["date_to"] + timedelta(days=1)))
-    return where
+    return where & within_days("decided_at", data.get("date_from"), data.get("date_to"))
 
 
 def history(form: HistoryFilterForm) -> QuerySet[PendingConfirmation]:

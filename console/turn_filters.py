@@ -7,28 +7,21 @@ exactly the turns the page lists.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import date, datetime, time, timedelta
-from typing import Any
+from typing import Any, get_args
 
 from django import forms
 from django.contrib.auth import get_user_model
 from django.db.models import F, Q, QuerySet
-from django.utils import timezone
 
 from chatomon.django.models import Turn
+from chatomon.schemas import FinalAction
 
+from .day_range import within_days
 from .report_sql import any_error, stopped_by_orbital
 
 __all__ = ["FINAL_ACTIONS", "SORTS", "TurnFilterForm", "filtered_turns"]
 
-FINAL_ACTIONS = (
-    "answered",
-    "orbital_response",
-    "blocked",
-    "guided_refusal",
-    "fallback_refusal",
-    "aborted",
-)
+FINAL_ACTIONS: tuple[str, ...] = get_args(FinalAction)
 YES_NO = [("", "any"), ("yes", "yes"), ("no", "no")]
 SORTS: Mapping[str, tuple[str, Any]] = {
     "newest": ("newest first", F("started_at").desc()),
@@ -65,10 +58,6 @@ class TurnFilterForm(forms.Form):
     )
 
 
-def _day_start(day: date) -> datetime:
-    return timezone.make_aware(datetime.combine(day, time.min))
-
-
 def _user_condition(username: str) -> Q:
     users = get_user_model().objects.filter(username=username).values_list("pk", flat=True)
     return Q(conversation__owner_kind="user", conversation__owner_key__in=[str(pk) for pk in users])
@@ -80,11 +69,7 @@ def _yes_no(value: str, condition: Q) -> Q:
 
 def conditions(data: Mapping[str, Any]) -> Q:
     """The filter of the (cleaned) form data; empty fields select everything."""
-    where = Q()
-    if data.get("date_from"):
-        where &= Q(started_at__gte=_day_start(data["date_from"]))
-    if data.get("date_to"):
-        where &= Q(started_at__lt=_day_start(data["date_to"] + timedelta(days=1)))
+    where = within_days("started_at", data.get("date_from"), data.get("date_to"))
     if data.get("final_action"):
         where &= Q(final_action=data["final_action"])
     if data.get("escalated"):
