@@ -135,8 +135,10 @@ def test_e005_confirmations_outside_allowed_mutations() -> None:
         confirm_mutations=["deletePart"], staff_approval_mutations=["createPart", "dropAll"]
     )
     assert ids(messages) == ["chatomon.E005", "chatomon.E005"]
-    assert "deletePart" in messages[0].msg
-    assert "dropAll" in messages[1].msg
+    assert messages[0].msg.startswith("confirm_mutations ")
+    assert messages[0].msg.endswith(": deletePart")
+    assert messages[1].msg.startswith("staff_approval_mutations ")
+    assert messages[1].msg.endswith(": dropAll"), "allowed createPart is not named"
     assert all(message.hint for message in messages)
 
 
