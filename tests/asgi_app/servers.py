@@ -8,6 +8,8 @@ the same cookies.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import socket
 import subprocess
@@ -19,6 +21,8 @@ from typing import Any
 
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
+
+from chatomon.django.sse import TERMINAL_TYPES
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = "tests.asgi_app.settings"
@@ -134,11 +138,44 @@ async def receive_until_terminal(
     socket: ClientConnection, wait: float = 10
 ) -> list[dict[str, Any]]:
     """Events from `socket` up to and including the next terminal one."""
-    import asyncio  # noqa: PLC0415
-    import json  # noqa: PLC0415
-
     events: list[dict[str, Any]] = []
     async with asyncio.timeout(wait):
-        while not events or events[-1]["type"] not in ("done", "error", "confirm_mutation"):
+        while not events or events[-1]["type"] not in TERMINAL_TYPES:
             events.append(json.loads(await socket.recv()))
     return events
+
+
+async def latest_turn_status(server: AsgiServer, awaited: str, wait: float = 5) -> str | None:
+    """The status of the newest turn once it is `awaited`, or the last one seen after `wait`."""
+    status = None
+    async with httpx.AsyncClient(base_url=server.url) as client:
+        for _ in range(int(wait / 0.05)):
+            turns = (await client.get("/test/turns/")).json()["turns"]
+            status = turns[0]["status"] if turns else None
+            if status == awaited:
+                break
+            await asyncio.sleep(0.05)
+    return status
+
+
+async def staff_approval_over_socket(
+    asking: AsgiServer, deciding: AsgiServer, username: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """`username`'s socket on `asking` waits for a staff approval decided through `deciding`.
+
+    Returns the envelope events of the staff decision and the events the socket then
+    received, up to the terminal one.
+    """
+    visitor = Visitor()
+    await visitor.log_in(asking, username)
+    async with httpx.AsyncClient(base_url=deciding.url) as client:
+        part = (await client.post("/test/seed/")).json()["id"]
+    async with visitor.socket(asking) as socket:
+        text = f'mutate updatePartCost {{"part_id": {part}, "unit_cost": "3.00"}}'
+        await socket.send(json.dumps({"type": "message", "text": text}))
+        waiting = (await receive_until_terminal(socket))[-1]
+        assert waiting["type"] == "confirm_mutation" and waiting["approver"] == "staff"
+        async with httpx.AsyncClient(base_url=deciding.url) as staff:
+            decision = {"confirmation_id": waiting["id"], "confirmed": True}
+            decided = (await staff.post("/test/staff/decide/", json=decision)).json()["events"]
+        return decided, await receive_until_terminal(socket)

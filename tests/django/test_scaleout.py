@@ -8,22 +8,21 @@ key in Redis carries a prefix of this run.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 from uuid import uuid4
 
-import httpx
 import pytest
 
+from tests.asgi_app.fixtures import sse_events
 from tests.asgi_app.servers import (
     AsgiServer,
     Visitor,
     migrate,
-    receive_until_terminal,
     server_environment,
+    staff_approval_over_socket,
 )
 
 pytestmark = pytest.mark.skipif(
@@ -77,8 +76,7 @@ async def stream_events(visitor: Visitor, server: AsgiServer, text: str) -> list
     headers = await visitor.csrf_headers(server)
     async with visitor.client(server) as client:
         response = await client.post("/chat/stream/", json={"text": text}, headers=headers)
-    body = response.content
-    return [json.loads(b[6:]) for b in body.split(b"\n\n") if b.startswith(b"data: ")]
+    return sse_events(response.content)
 
 
 async def test_a_confirmation_created_through_one_process_is_approved_through_the_other(servers):
@@ -106,23 +104,11 @@ async def test_a_confirmation_created_through_one_process_is_approved_through_th
 
 async def test_a_staff_approval_in_one_process_reaches_a_socket_on_the_other(servers):
     first, second = servers
-    visitor = Visitor()
-    await visitor.log_in(second, "bob")
-    async with httpx.AsyncClient(base_url=first.url) as client:
-        part = (await client.post("/test/seed/")).json()["id"]
-    async with visitor.socket(second) as socket:
-        text = f'mutate updatePartCost {{"part_id": {part}, "unit_cost": "9.00"}}'
-        await socket.send(json.dumps({"type": "message", "text": text}))
-        waiting = (await receive_until_terminal(socket))[-1]
-        assert waiting["approver"] == "staff"
-        async with httpx.AsyncClient(base_url=first.url) as staff:
-            decided = await staff.post(
-                "/test/staff/decide/", json={"confirmation_id": waiting["id"], "confirmed": True}
-            )
-        assert decided.json()["events"][-1]["type"] == "done"
-        received = await receive_until_terminal(socket)
-        assert [e["type"] for e in received] == [e["type"] for e in decided.json()["events"]]
-        assert received[0]["decided_by"] == "staff:tester"
+    decided, received = await staff_approval_over_socket(second, first, "bob")
+    assert decided[-1]["type"] == "done"
+    assert [e["type"] for e in received] == [e["type"] for e in decided]
+    assert received[0]["decided_by"] == "staff:tester"
+    assert received[1]["result"]["status"] == "executed"
 
 
 async def test_the_request_budget_holds_across_both_processes(servers):

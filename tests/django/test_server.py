@@ -17,12 +17,15 @@ import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from tests.asgi_app.fixtures import sse_events
 from tests.asgi_app.servers import (
     AsgiServer,
     Visitor,
+    latest_turn_status,
     migrate,
     receive_until_terminal,
     server_environment,
+    staff_approval_over_socket,
 )
 
 CREATE = 'mutate createPart {"name": "Bolt"}'
@@ -72,8 +75,7 @@ async def test_sse_streams_incrementally_with_the_session_cookie_in_the_headers(
     assert chunks[0] == b": heartbeat\n\n"
     body = b"".join(chunks)
     assert body.endswith(b"\n\n")
-    frames = [json.loads(block[6:]) for block in body.split(b"\n\n") if block.startswith(b"data: ")]
-    assert [f["type"] for f in frames] == ["text_chunk", "done"]
+    assert [f["type"] for f in sse_events(body)] == ["text_chunk", "done"]
 
 
 async def test_an_sse_client_that_goes_away_aborts_its_turn(server):
@@ -87,12 +89,7 @@ async def test_an_sse_client_that_goes_away_aborts_its_turn(server):
             turns = await recent_turns(server)
             if turns and turns[0]["status"] == "running":
                 break
-    for _ in range(100):
-        turns = await recent_turns(server)
-        if turns and turns[0]["status"] == "aborted":
-            break
-        await asyncio.sleep(0.05)
-    assert turns[0]["status"] == "aborted"
+    assert await latest_turn_status(server, "aborted") == "aborted"
 
 
 async def test_a_websocket_turn_with_a_confirmation_then_a_resumed_answer(server):
@@ -118,23 +115,12 @@ async def test_a_websocket_turn_with_a_confirmation_then_a_resumed_answer(server
 
 
 async def test_a_staff_approval_reaches_the_waiting_socket(server):
-    visitor = Visitor()
-    await visitor.log_in(server, "bob")
-    async with httpx.AsyncClient(base_url=server.url) as client:
-        part = (await client.post("/test/seed/")).json()["id"]
-    async with visitor.socket(server) as socket:
-        text = f'mutate updatePartCost {{"part_id": {part}, "unit_cost": "3.00"}}'
-        await socket.send(json.dumps({"type": "message", "text": text}))
-        waiting = (await receive_until_terminal(socket))[-1]
-        assert waiting["approver"] == "staff"
-        async with httpx.AsyncClient(base_url=server.url) as staff:
-            decided = await staff.post(
-                "/test/staff/decide/", json={"confirmation_id": waiting["id"], "confirmed": True}
-            )
-        assert decided.json()["events"][-1]["type"] == "done"
-        received = await receive_until_terminal(socket)
-        assert received[0]["type"] == "confirmation_resolved"
-        assert received[1]["result"]["status"] == "executed"
+    decided, received = await staff_approval_over_socket(server, server, "bob")
+    assert decided[-1]["type"] == "done"
+    assert [e["type"] for e in received] == [e["type"] for e in decided]
+    assert received[0]["type"] == "confirmation_resolved"
+    assert received[0]["decided_by"] == "staff:tester"
+    assert received[1]["result"]["status"] == "executed"
 
 
 async def test_closing_a_socket_mid_turn_aborts_the_turn(server):
@@ -142,12 +128,7 @@ async def test_closing_a_socket_mid_turn_aborts_the_turn(server):
     async with visitor.socket(server) as socket:
         await socket.send(json.dumps({"type": "message", "text": "slow 30 x"}))
         await asyncio.sleep(0.5)
-    for _ in range(100):
-        turns = await recent_turns(server)
-        if turns and turns[0]["status"] == "aborted":
-            break
-        await asyncio.sleep(0.05)
-    assert turns[0]["status"] == "aborted"
+    assert await latest_turn_status(server, "aborted") == "aborted"
 
 
 async def test_a_denied_user_is_closed_with_4403_and_a_foreign_origin_refused(server):
