@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -126,6 +127,27 @@ def log_in(page: Any, account: tuple[str, str], next_path: str = "/console/") ->
     page.get_by_role("button", name="Log in").click()
     # The path exactly: a failed login stays on /console/login/, which a glob could match.
     page.wait_for_url(lambda url: urlsplit(url).path == next_path)
+
+
+def open_chat(new_page: Callable[[], Any]) -> Any:
+    """A page where alice is logged in on the demo's landing page, its chat connected."""
+    page = new_page()
+    log_in(page, END_USER, "/")
+    expect(page.locator(".chatomon-status")).to_have_text("connected")
+    return page
+
+
+def say(page: Any, text: str) -> None:
+    """Send `text` from the page's chat form."""
+    page.get_by_label("Message").fill(text)
+    page.get_by_role("button", name="Send").click()
+
+
+def apply_filter(page: Any, label: str, value: str, parameter: str) -> None:
+    """Fill one filter of a console list and apply it; it lands in the URL as `parameter`."""
+    page.get_by_label(label).fill(value)
+    page.get_by_role("button", name="Apply filters").click()
+    expect(page).to_have_url(re.compile(rf"[?&]{parameter}={re.escape(value)}"))
 
 
 def screenshot(page: Any, name: str) -> None:

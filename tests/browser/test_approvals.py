@@ -11,19 +11,7 @@ from typing import Any
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import END_USER, STAFF, log_in, screenshot
-
-
-def open_chat(new_page: Any) -> Any:
-    page = new_page()
-    log_in(page, END_USER, "/")
-    expect(page.locator(".chatomon-status")).to_have_text("connected")
-    return page
-
-
-def say(page: Any, text: str) -> None:
-    page.get_by_label("Message").fill(text)
-    page.get_by_role("button", name="Send").click()
+from tests.browser.conftest import STAFF, log_in, open_chat, say, screenshot
 
 
 def open_queue(new_page: Any) -> Any:

@@ -7,15 +7,13 @@ filters, the way a staff member would.
 from __future__ import annotations
 
 import json
-import re
 import uuid
 from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import STAFF, log_in, screenshot
-from tests.browser.test_approvals import open_chat, say
+from tests.browser.conftest import STAFF, apply_filter, log_in, open_chat, say, screenshot
 
 
 def chat_once(new_page: Any) -> str:
@@ -31,9 +29,7 @@ def test_a_users_turn_report_opens_from_the_filtered_turn_list(new_page) -> None
     chat_once(new_page)
     staff = new_page()
     log_in(staff, STAFF, "/console/turns/")
-    staff.get_by_label("User (username)").fill("alice")
-    staff.get_by_role("button", name="Apply filters").click()
-    expect(staff).to_have_url(re.compile(r"[?&]user=alice"))
+    apply_filter(staff, "User (username)", "alice", "user")
     rows = staff.locator("#cc-turn-results tbody tr")
     expect(rows.first).to_contain_text("alice")
     screenshot(staff, "turns")
@@ -56,16 +52,12 @@ def test_the_audit_list_filters_by_type_and_payload(new_page) -> None:
     marker = chat_once(new_page)
     staff = new_page()
     log_in(staff, STAFF, "/console/audit/")
-    staff.get_by_label("Type").fill("message_received")
-    staff.get_by_role("button", name="Apply filters").click()
-    expect(staff).to_have_url(re.compile(r"[?&]type=message_received"))
+    apply_filter(staff, "Type", "message_received", "type")
     badges = staff.locator("#cc-audit-results tbody .cc-badge")
     expect(badges.first).to_have_text("message_received")
     assert set(badges.all_text_contents()) == {"message_received"}
 
-    staff.get_by_label("Search in payload").fill(marker)
-    staff.get_by_role("button", name="Apply filters").click()
-    expect(staff).to_have_url(re.compile(rf"[?&]q={marker}"))
+    apply_filter(staff, "Search in payload", marker, "q")
     expect(staff.locator("#cc-audit-results tbody tr")).to_have_count(1)
     expect(staff.locator("#cc-audit-results tbody tr")).to_contain_text(marker)
     screenshot(staff, "audit")
@@ -92,9 +84,7 @@ def test_a_blocked_prompt_injection_is_found_by_the_orbital_that_stopped_it(new_
 
     staff = new_page()
     log_in(staff, STAFF, "/console/turns/")
-    staff.get_by_label("Stopped by orbital").fill("prompt_injection_guard")
-    staff.get_by_role("button", name="Apply filters").click()
-    expect(staff).to_have_url(re.compile(r"[?&]orbital=prompt_injection_guard"))
+    apply_filter(staff, "Stopped by orbital", "prompt_injection_guard", "orbital")
     rows = staff.locator("#cc-turn-results tbody tr")
     expect(rows).to_have_count(1)
     expect(rows.first).to_contain_text("alice")
