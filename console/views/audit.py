@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
@@ -41,7 +43,7 @@ def audit_detail(request: HttpRequest, event_id: int) -> HttpResponse:
     return render_screen(request, "chatomon_console/audit/detail.html", context, partial="detail")
 
 
-def _rows(form: AuditFilterForm) -> object:
+def _rows(form: AuditFilterForm) -> Iterator[dict[str, Any]]:
     for event in audit_events(form).iterator(chunk_size=1000):
         yield {column: getattr(event, column) for column in COLUMNS}
 
@@ -51,5 +53,5 @@ def audit_export(request: HttpRequest, fmt: str) -> StreamingHttpResponse:
     """Every event the filters select, as CSV or JSON Lines."""
     rows = _rows(AuditFilterForm(request.GET))
     if fmt == "csv":
-        return csv_response("audit.csv", COLUMNS, rows)  # type: ignore[arg-type]
-    return jsonl_response("audit.jsonl", rows)  # type: ignore[arg-type]
+        return csv_response("audit.csv", COLUMNS, rows)
+    return jsonl_response("audit.jsonl", rows)
