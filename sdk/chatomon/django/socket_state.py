@@ -18,11 +18,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from chatomon.chat.service_events import error_event
+from chatomon.django.sse import TERMINAL_TYPES
 
 __all__ = ["ECHO_WINDOW_SECONDS", "SocketState"]
 
 ECHO_WINDOW_SECONDS = 30.0
-TERMINAL_TYPES = frozenset({"done", "error", "confirm_mutation"})
 
 
 @dataclass
