@@ -80,19 +80,22 @@ def report_rows(report: TurnReport) -> list[dict[str, Any]]:
     return rows
 
 
+def _frame(rows: list[dict[str, Any]], feature: str) -> pd.DataFrame:
+    """`rows` as a DataFrame of `COLUMNS`; `feature` names the caller in the error."""
+    try:
+        import pandas as pd  # noqa: PLC0415 - optional, and slow to import
+    except ImportError as error:
+        raise OptionalDependencyError("pandas", "pandas", feature=feature) from error
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
 def report_to_dataframe(report: TurnReport) -> pd.DataFrame:
     """`report` as a DataFrame with one row per orbital run (see `COLUMNS`).
 
     Raises:
         OptionalDependencyError: When pandas is not installed.
     """
-    try:
-        import pandas as pd  # noqa: PLC0415 - optional, and slow to import
-    except ImportError as error:
-        feature = "report.to_dataframe()"
-        raise OptionalDependencyError("pandas", "pandas", feature=feature) from error
-
-    return pd.DataFrame(report_rows(report), columns=list(COLUMNS))
+    return _frame(report_rows(report), "report.to_dataframe()")
 
 
 def reports_to_dataframe(reports: Iterable[TurnReport]) -> pd.DataFrame:
@@ -101,11 +104,5 @@ def reports_to_dataframe(reports: Iterable[TurnReport]) -> pd.DataFrame:
     Raises:
         OptionalDependencyError: When pandas is not installed.
     """
-    try:
-        import pandas as pd  # noqa: PLC0415 - optional, and slow to import
-    except ImportError as error:
-        feature = "reports_to_dataframe()"
-        raise OptionalDependencyError("pandas", "pandas", feature=feature) from error
-
     rows = [row for report in reports for row in report_rows(report)]
-    return pd.DataFrame(rows, columns=list(COLUMNS))
+    return _frame(rows, "reports_to_dataframe()")
