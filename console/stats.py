@@ -11,7 +11,9 @@ from typing import Any
 
 from django.db.models import Count, Q, Sum
 
-from chatomon.django.models import ChatMessage, PendingConfirmation, Turn
+from chatomon.django.models import ChatMessage, Turn
+
+from .approval_queries import pending_staff_count
 
 __all__ = ["DashboardStats", "dashboard_stats", "percentile"]
 
@@ -100,9 +102,7 @@ def dashboard_stats(now: datetime) -> DashboardStats:
         turns_week=week.count(),
         outcomes=_outcomes(week),
         escalations_open=Turn.objects.filter(escalated=True).exclude(reviewed).count(),
-        pending_approvals=PendingConfirmation.objects.filter(
-            status="pending", approver="staff", expires_at__gt=now
-        ).count(),
+        pending_approvals=pending_staff_count(now),
         p50_ms=percentile(durations, 0.5),
         p95_ms=percentile(durations, 0.95),
         input_tokens=tokens["i"] or 0,

@@ -30,6 +30,9 @@ def test_dashboard_counts_latency_tokens_and_top_lists(staff_client, htmx_client
     make_turn(started_at=now - timedelta(days=30))  # outside the week
     make_turn(started_at=now, escalated=True)
     make_confirmation()
+    # Neither counts as a pending approval: one is past its expiry, one is the user's to decide.
+    make_confirmation(expires_in=timedelta(minutes=-1))
+    make_confirmation(approver="client")
     conv = conversation()
     calls = [{"id": "1", "name": "query", "arguments": {}}]
     ChatMessage.objects.create(
