@@ -11,8 +11,6 @@ from django.test import AsyncClient
 
 from chatomon.django.models import PendingConfirmation, Turn
 from tests.asgi_app.fixtures import (
-    chat_project,  # noqa: F401 - a fixture
-    close_worker_connections,  # noqa: F401 - a fixture
     configure,
     make_user,
     sse_events,

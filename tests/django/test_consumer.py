@@ -14,8 +14,6 @@ from chatomon.data.actor import SimpleActor
 from chatomon.django.models import Turn
 from chatomon.django.service import chat_service
 from tests.asgi_app.fixtures import (
-    chat_project,  # noqa: F401 - a fixture
-    close_worker_connections,  # noqa: F401 - a fixture
     configure,
     make_part,
     make_user,

@@ -16,8 +16,6 @@ from chatomon.django.models import Conversation, Turn
 from chatomon.django.service import chat_service
 from chatomon.django.sse import HEARTBEAT, frame, heartbeat_frames
 from tests.asgi_app.fixtures import (
-    chat_project,  # noqa: F401 - a fixture
-    close_worker_connections,  # noqa: F401 - a fixture
     configure,
     make_user,
     sse_events,
