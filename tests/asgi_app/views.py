@@ -19,7 +19,7 @@ from django.middleware.csrf import get_token
 from django.views.decorators.csrf import csrf_exempt, ensure_csrf_cookie
 
 from chatomon.data.actor import SimpleActor
-from chatomon.django.http import envelope
+from chatomon.django.http import collect, envelope
 from chatomon.django.service import chat_service
 
 
@@ -45,7 +45,7 @@ async def staff_decide(request: HttpRequest) -> HttpResponse:
     events = chat_service().resolve_confirmation(
         staff, body["confirmation_id"], bool(body["confirmed"]), decided_by="staff:tester"
     )
-    return JsonResponse(envelope([event async for event in events]))
+    return JsonResponse(envelope(await collect(events)))
 
 
 async def recent_turns(request: HttpRequest) -> HttpResponse:
