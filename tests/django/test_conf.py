@@ -61,8 +61,8 @@ def test_defaults_are_the_seeds_except_the_local_provider() -> None:
     assert settings.rate_limit.window_seconds == 3600
     assert settings.audit.redact_fields == ("password", "secret", "token", "key", "credential")
     assert settings.audit.max_result_size == 4096
-    assert settings.loop_limits() == LoopLimits()
-    assert settings.tool_settings() == ToolSettings()
+    assert settings.limits == LoopLimits()
+    assert settings.tools == ToolSettings()
     assert settings.confirm_timeout_seconds == 30
     assert settings.max_message_chars == 8000
 
@@ -196,8 +196,11 @@ def test_a_bad_round_cap_is_invalid_turn_limit(value: Any) -> None:
 
 
 def test_a_round_cap_reaches_the_loop_limits() -> None:
-    with override_settings(CHATOMON={"max_total_rounds_per_message": 4}):
-        assert validate_chat_settings().loop_limits().total_rounds == 4
+    configured = {"max_total_rounds_per_message": 4, "recover_missing_tool_calls": True}
+    with override_settings(CHATOMON=configured):
+        limits = validate_chat_settings().limits
+    assert limits.total_rounds == 4
+    assert limits.recover_missing_tool_calls is True
 
 
 def test_zero_and_negative_limits_create_no_budget() -> None:
@@ -347,8 +350,8 @@ def test_cached_settings_refresh_when_chatomon_changes() -> None:
     first = chat_settings()
     assert chat_settings() is first
     with override_settings(CHATOMON={"max_results": 7}):
-        assert chat_settings().max_results == 7
-    assert chat_settings().max_results == 200
+        assert chat_settings().tools.max_results == 7
+    assert chat_settings().tools.max_results == 200
 
 
 def test_an_atom_that_cannot_be_built_fails_at_startup_not_at_every_turn() -> None:

@@ -38,7 +38,7 @@ from django.core.signals import setting_changed
 
 from chatomon.chat.loop import LoopLimits
 from chatomon.chat.service import AtomConfig
-from chatomon.chat.tools.context import ToolSettings, ToolStrategy
+from chatomon.chat.tools.context import ToolSettings
 from chatomon.data.registration import ManagerRegistry
 from chatomon.django.conf_sections import (
     AuditLevel,
@@ -148,7 +148,13 @@ EXPECTED = {
 
 @dataclass(frozen=True)
 class ChatSettings:
-    """settings.CHATOMON, validated: one attribute per key, with the same names."""
+    """settings.CHATOMON, validated: one attribute per key, with the same names.
+
+    Except the keys chatomon.chat validates itself, held as its objects: `tools` (a
+    ToolSettings: max_results, query_timeout_seconds, allowed_mutations, confirm_mutations,
+    staff_approval_mutations, tool_strategy) and `limits` (a LoopLimits: the
+    max_*_per_message keys and recover_missing_tool_calls).
+    """
 
     enabled: bool = False
     url: str = "/chat/"
@@ -158,16 +164,9 @@ class ChatSettings:
     planned: Mapping[str, Any] = field(default_factory=dict)
     permission: Callable[..., Any] | None = None
     allowed_origins: tuple[str, ...] | None = None
-    allowed_mutations: tuple[str, ...] = ()
-    confirm_mutations: tuple[str, ...] = ()
+    tools: ToolSettings = field(default_factory=ToolSettings)
+    limits: LoopLimits = field(default_factory=LoopLimits)
     confirm_timeout_seconds: float = 30
-    max_results: int = 200
-    query_timeout_seconds: float | None = None
-    max_retries_per_message: int = 3
-    max_mutations_per_message: int = 8
-    max_total_rounds_per_message: int | None = None
-    tool_strategy: ToolStrategy = "discovery"
-    recover_missing_tool_calls: bool = False
     system_prompt: str = ""
     max_recent_messages: int = 20
     summarize_after: int = 10
@@ -175,7 +174,6 @@ class ChatSettings:
     rate_limit: RateLimitSettings = field(default_factory=RateLimitSettings)
     audit: AuditSettings = field(default_factory=AuditSettings)
     atom: AtomSettings = field(default_factory=AtomSettings)
-    staff_approval_mutations: tuple[str, ...] = ()
     staff_approval_timeout_seconds: float = 86400
     max_message_chars: int = 8000
     registry: Any = None
@@ -188,24 +186,12 @@ class ChatSettings:
         return f"{stripped}/" if stripped else ""
 
     def tool_settings(self) -> ToolSettings:
-        """The settings the chat tools obey."""
-        return ToolSettings(
-            max_results=self.max_results,
-            query_timeout_seconds=self.query_timeout_seconds,
-            allowed_mutations=self.allowed_mutations,
-            confirm_mutations=self.confirm_mutations,
-            staff_approval_mutations=self.staff_approval_mutations,
-            tool_strategy=self.tool_strategy,
-        )
+        """The settings the chat tools obey (`tools`)."""
+        return self.tools
 
     def loop_limits(self) -> LoopLimits:
-        """The tool loop's per-message limits."""
-        return LoopLimits(
-            max_retries_per_message=self.max_retries_per_message,
-            max_mutations_per_message=self.max_mutations_per_message,
-            max_total_rounds_per_message=self.max_total_rounds_per_message,
-            recover_missing_tool_calls=self.recover_missing_tool_calls,
-        )
+        """The tool loop's per-message limits (`limits`)."""
+        return self.limits
 
     def atom_config(self) -> AtomConfig:
         """How ChatService builds each turn's Atom (the refusal goes into its options)."""
@@ -249,7 +235,7 @@ class ChatSettings:
             ChatConfigurationError: unknown_allowed_mutations, with a "did you mean".
         """
         known = (registry or self.manager_registry()).mutations
-        unknown = [name for name in self.allowed_mutations if name not in known]
+        unknown = [name for name in self.tools.allowed_mutations if name not in known]
         if unknown:
             raise ChatConfigurationError.unknown_allowed_mutations(unknown, known)
 
@@ -325,19 +311,10 @@ def build_chat_settings(raw: Mapping[str, Any]) -> ChatSettings:
         planned=planned_settings(raw["planned"], profiles),
         permission=_permission(raw["permission"]),
         allowed_origins=_origins(raw["allowed_origins"]),
-        allowed_mutations=tools.allowed_mutations,
-        confirm_mutations=tools.confirm_mutations,
+        tools=tools,
+        limits=limits,
         confirm_timeout_seconds=positive_number(
             "confirm_timeout_seconds", raw["confirm_timeout_seconds"]
-        ),
-        max_results=tools.max_results,
-        query_timeout_seconds=tools.query_timeout_seconds,
-        max_retries_per_message=limits.max_retries_per_message,
-        max_mutations_per_message=limits.max_mutations_per_message,
-        max_total_rounds_per_message=limits.max_total_rounds_per_message,
-        tool_strategy=tools.tool_strategy,
-        recover_missing_tool_calls=truth(
-            "recover_missing_tool_calls", raw["recover_missing_tool_calls"]
         ),
         system_prompt=text("system_prompt", raw["system_prompt"], allow_empty=True),
         max_recent_messages=whole_number(
@@ -348,7 +325,6 @@ def build_chat_settings(raw: Mapping[str, Any]) -> ChatSettings:
         rate_limit=rate_limit_settings(raw["rate_limit"], DEFAULTS["rate_limit"]),
         audit=audit_settings(raw["audit"], DEFAULTS["audit"]),
         atom=resolve_atom(raw["atom"], DEFAULTS["atom"]),
-        staff_approval_mutations=tools.staff_approval_mutations,
         staff_approval_timeout_seconds=positive_number(
             "staff_approval_timeout_seconds", raw["staff_approval_timeout_seconds"]
         ),
@@ -403,12 +379,14 @@ def _precise(error: ConfigurationError, raw: Mapping[str, Any]) -> ChatConfigura
 
 
 def _loop_limits(raw: Mapping[str, Any]) -> LoopLimits:
+    # LoopLimits leaves the flag unchecked: a truthy 1 or "yes" is refused here.
+    recover = truth("recover_missing_tool_calls", raw["recover_missing_tool_calls"])
     try:
         return LoopLimits(
             max_retries_per_message=raw["max_retries_per_message"],
             max_mutations_per_message=raw["max_mutations_per_message"],
             max_total_rounds_per_message=raw["max_total_rounds_per_message"],
-            recover_missing_tool_calls=raw["recover_missing_tool_calls"],
+            recover_missing_tool_calls=recover,
         )
     except ConfigurationError as error:
         if error.field == "max_total_rounds_per_message":
