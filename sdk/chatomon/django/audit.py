@@ -53,9 +53,6 @@ REDACTED = "[redacted]"
 MESSAGE_KINDS = frozenset({"message_received", "assistant_message"})
 """What level "messages" records; "all" records every activity kind."""
 
-RESULT_KEYS = frozenset({"result"})
-"""Payload keys holding tool results, cut at max_result_size."""
-
 _SEGMENT = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 _SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -148,8 +145,8 @@ def actor_label(actor: Any) -> str:
 def audit_event(activity: Activity, settings: AuditSettings) -> dict[str, Any]:
     """The sanitized event mapping of one activity."""
     payload = sanitize(activity.payload, settings.redact_fields)
-    for key in RESULT_KEYS & payload.keys():
-        payload[key] = _truncated(payload[key], settings.max_result_size)
+    if "result" in payload:  # a tool call's or mutation's result: cut at max_result_size
+        payload["result"] = _truncated(payload["result"], settings.max_result_size)
     return {
         "type": activity.kind,
         "time": datetime.now(UTC).isoformat(),
