@@ -110,6 +110,11 @@ def test_e002_invalid_provider_config() -> None:
     assert "modle" in only(messages, "chatomon.E002").msg
 
 
+def test_e002_provider_config_that_is_not_a_mapping() -> None:
+    messages = chat_checks(provider=f"{HERE}.CheckedProvider", provider_config=["model"])
+    assert "provider_config" in only(messages, "chatomon.E002").msg
+
+
 def test_e003_missing_provider_dependency() -> None:
     message = only(chat_checks(provider=f"{HERE}.MissingSdkProvider"), "chatomon.E003")
     assert 'pip install "chatomon[nosuchsdk]"' in str(message.hint)

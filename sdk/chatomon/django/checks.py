@@ -111,7 +111,9 @@ def _provider_errors(path: Any, config: Any) -> list[CheckMessage]:
         ]
     except Exception as error:  # noqa: BLE001 - any failure importing the module is E004
         return [_import_error(path, error)]
-    return _configuration_errors(path, cls, {**implied, **(config or {})})
+    if not isinstance(config, Mapping):
+        return []  # validation reports the wrong type
+    return _configuration_errors(path, cls, {**implied, **config})
 
 
 def _configuration_errors(
