@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from chatomon.django.conf_values import (
     checked_mapping,
@@ -36,7 +36,7 @@ __all__ = [
 AuditLevel = Literal["off", "messages", "all"]
 """off: nothing; messages: user and assistant messages; all: also tool activity."""
 
-AUDIT_LEVELS: tuple[AuditLevel, ...] = ("off", "messages", "all")
+AUDIT_LEVELS: tuple[AuditLevel, ...] = get_args(AuditLevel)
 
 PLANNED_KEYS = (
     "enabled",

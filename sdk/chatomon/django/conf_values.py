@@ -11,7 +11,7 @@ import inspect
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, get_args
 
 from django.utils.module_loading import import_string
 
@@ -33,7 +33,7 @@ __all__ = [
     "whole_number",
 ]
 
-CAPTURE_CONTENT: tuple[CaptureContent, ...] = ("none", "hash", "full")
+CAPTURE_CONTENT: tuple[CaptureContent, ...] = get_args(CaptureContent)
 
 ORBITAL_FORMS = (
     "an Orbital or ParallelGroup instance",
