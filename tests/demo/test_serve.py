@@ -82,4 +82,7 @@ def test_the_environment_names_the_staff_account(tmp_path: Path) -> None:
 
 def test_a_missing_provider_runtime_is_a_warning_not_a_crash(tmp_path: Path) -> None:
     server = run_once(tmp_path, {"CHATOMON_PROVIDER": "chatomon.providers.nowhere.Provider"})
-    assert "the provider is not ready, chats will fail" in server.log
+    assert (
+        "not ready, chats will fail: [chatomon.E006] chat provider "
+        "'chatomon.providers.nowhere.Provider' names no provider" in server.log
+    ), server.log

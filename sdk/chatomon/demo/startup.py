@@ -11,8 +11,6 @@ import logging
 from django.conf import settings
 from django.core.management import call_command
 
-from chatomon.errors import ChatomonError
-
 from .seed import seed
 from .staff import StaffAccount, ensure_staff_user
 
@@ -39,9 +37,14 @@ def _log_account(account: StaffAccount) -> None:
 
 
 def check_provider() -> None:
-    """Log the provider that will answer, and what is missing for it, if anything."""
-    from chatomon.django.conf import chat_settings  # noqa: PLC0415 - needs Django set up
-    from chatomon.providers.registry import resolve_provider  # noqa: PLC0415
+    """Log the provider that will answer, and what is missing for chats, if anything.
+
+    What is missing comes from chatomon's system checks (`manage.py check`): the demo logs
+    their errors, with the fix each suggests, instead of refusing to start.
+    """
+    from django.core.checks import run_checks  # noqa: PLC0415 - needs Django set up
+
+    from chatomon.django.conf import chat_settings  # noqa: PLC0415
 
     chosen = chat_settings()
     logger.info("provider: %s", chosen.provider)
@@ -50,11 +53,11 @@ def check_provider() -> None:
             "  the embedded model is tiny and slow: it shows the pipeline, not good answers; "
             "for those set CHATOMON_PROVIDER (e.g. openai:gpt-4.1-mini with OPENAI_API_KEY)"
         )
-    try:
-        provider_class, implied = resolve_provider(chosen.provider)
-        provider_class.check_configuration({**implied, **chosen.provider_config})
-    except ChatomonError as error:
-        logger.warning("the provider is not ready, chats will fail: %s", error)
+    for message in run_checks(tags=["chatomon"]):
+        if message.is_serious():
+            logger.warning(
+                "not ready, chats will fail: [%s] %s (%s)", message.id, message.msg, message.hint
+            )
 
 
 def prepare() -> StaffAccount:
