@@ -139,7 +139,7 @@ class ChatConfigurationError(ConfigurationError):
 
     @classmethod
     def invalid_settings_mapping(cls, value: object = None) -> ChatConfigurationError:
-        """settings.CHATOMON (or one of its nested mappings) is not a mapping."""
+        """settings.CHATOMON is not a mapping (a nested one is `invalid_value`)."""
         return cls(
             f"settings.CHATOMON must be a mapping (dict), got {type(value).__name__}",
             value=type(value).__name__,
