@@ -3,41 +3,24 @@ handled while the turn waits, and the resumed turn streams into the widget."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import nbformat
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
+ROOT = Path(__file__).resolve().parents[2]
+"""The checkout: the kernel runs there, so it imports the `tests` package."""
+
 SETUP = """
-from pydantic import BaseModel
-from chatomon.chat.service import ChatService
 from chatomon.chat.store import MemoryStore
-from chatomon.chat.tools.context import ToolSettings
-from chatomon.chat.tools.toolset import Toolset
-from chatomon.data.fixtures import toy_registry
-from chatomon.data.mutations import mutation
 from chatomon.notebook import ChatWidget
 from chatomon.providers import ScriptedProvider
-from chatomon.providers.testing import tool_call
-
-class Rename(BaseModel):
-    material_id: int
-    name: str
+from tests.chat.services import RENAME, confirm_settings, service
 
 renamed = []
-registry = toy_registry()
-
-@mutation(name="renameMaterial", input=Rename, manager="MaterialManager")
-def rename(actor, data):
-    renamed.append(data.name)
-    return {"id": data.material_id, "name": data.name}
-
-registry.register(rename)
-names = ["renameMaterial"]
-toolset = Toolset(registry, ToolSettings(allowed_mutations=names, confirm_mutations=names))
-arguments = {"mutation": "renameMaterial", "input": {"material_id": 1, "name": "Iron"}}
-call = tool_call("mutate", arguments)
-provider = ScriptedProvider([[call], ["Renamed."]])
-widget = ChatWidget(ChatService(store=MemoryStore(), provider=provider, toolset=toolset))
+provider = ScriptedProvider([[RENAME], ["Renamed."]])
+widget = ChatWidget(service(MemoryStore(), provider, log=renamed, settings=confirm_settings()))
 widget.send("Rename Steel")
 await widget.wait()
 print(widget.status, widget._approve_button.model_id)
@@ -45,7 +28,7 @@ print(widget.status, widget._approve_button.model_id)
 
 AFTER = """
 await widget.wait()
-print(widget.status, renamed, widget.messages[-1]["text"])
+print(widget.status, [entry["name"] for entry in renamed], widget.messages[-1]["text"])
 """
 
 
@@ -56,7 +39,9 @@ def printed(cell: nbformat.NotebookNode) -> str:
 def test_a_click_message_approves_the_waiting_confirmation() -> None:
     cells = [new_code_cell(SETUP), new_code_cell(AFTER)]  # type: ignore[no-untyped-call]
     notebook = new_notebook(cells=cells)  # type: ignore[no-untyped-call]
-    client = NotebookClient(notebook, timeout=60, kernel_name="python3")
+    client = NotebookClient(
+        notebook, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(ROOT)}}
+    )
     with client.setup_kernel():
         client.execute_cell(notebook.cells[0], 0)
         status, button = printed(notebook.cells[0]).split()
