@@ -3,6 +3,7 @@
 `ChatService.resolve_confirmation` claims the confirmation in one conditional update: one
 decider wins and runs the resumed turn (whose events also reach the conversation's
 channel group); everyone else gets ``confirmation_unavailable`` and the row as it now is.
+Open consoles hear of the decision from the service's `approval_activity_listener`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from uuid import UUID
 
 from chatomon.django.models import PendingConfirmation
 
-from .live import announce_approvals_changed
 from .service import console_chat_service, staff_label
 
 __all__ = ["DecisionOutcome", "decide"]
@@ -40,8 +40,6 @@ async def decide(
     won = bool(events) and not (
         events[0].get("type") == "error" and events[0].get("code") == "confirmation_unavailable"
     )
-    if won:
-        await announce_approvals_changed()
     stored = await PendingConfirmation.objects.select_related("conversation").aget(
         pk=confirmation_id
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from asgiref.sync import async_to_sync, sync_to_async
+from chatomon.console.live import approval_activity_listener
 from django.contrib.auth.models import AnonymousUser, User
 
 from chatomon.chat.store import Owner
@@ -33,9 +34,10 @@ class Harness:
         )
 
     def build(self) -> Any:
+        # The listener chatomon.django's service adds when the console is installed.
         return service(
             DjangoStore(), self.provider, log=self.log, settings=self.settings,
-            actor_loader=load_actor,
+            actor_loader=load_actor, listeners=[approval_activity_listener],
         )  # fmt: skip
 
     def suspended_turn(self, user: User) -> dict[str, Any]:
