@@ -147,6 +147,12 @@ def test_e005_confirmations_outside_allowed_mutations() -> None:
     assert all(message.hint for message in messages)
 
 
+def test_e005_reads_the_lists_as_the_tool_settings_do() -> None:
+    assert chat_checks(allowed_mutations={"createPart"}, confirm_mutations=("createPart",)) == []
+    message = only(chat_checks(allowed_mutations=set(), confirm_mutations={"x"}), "chatomon.E005")
+    assert message.msg.endswith(": x")
+
+
 @pytest.mark.parametrize("path", ["opneai", "nowhere.providers.Provider", f"{HERE}.NoSuchClass"])
 def test_e006_unknown_provider_path(path: str) -> None:
     only(chat_checks(provider=path), "chatomon.E006")

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import copy
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from types import MappingProxyType
@@ -349,16 +349,23 @@ def unallowed_confirmations(raw: Mapping[str, Any]) -> dict[str, list[str]]:
     Keyed by setting; only settings with such names appear. Works on the raw merged
     mapping, so the system checks can report it beside other problems.
     """
-    allowed = raw.get("allowed_mutations")
-    permitted = set(allowed) if isinstance(allowed, list | tuple) else set()
+    permitted = set(_names(raw.get("allowed_mutations")))
     stray: dict[str, list[str]] = {}
     for key in ("confirm_mutations", "staff_approval_mutations"):
-        names = raw.get(key)
-        if isinstance(names, list | tuple):
-            missing = [name for name in names if name not in permitted]
-            if missing:
-                stray[key] = missing
+        missing = [name for name in _names(raw.get(key)) if name not in permitted]
+        if missing:
+            stray[key] = missing
     return stray
+
+
+def _names(value: Any) -> list[str]:
+    """The names in a mutation list as ToolSettings takes it: any iterable but a string.
+
+    What is not a name is left to ToolSettings to report.
+    """
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        return []
+    return [name for name in value if isinstance(name, str)]
 
 
 def _precise(error: ConfigurationError, raw: Mapping[str, Any]) -> ChatConfigurationError:
