@@ -192,8 +192,7 @@ def tool_call_rules(tools: Sequence[Any]) -> str:
     calls = []
     for index, tool in enumerate(tools):
         hint = f"t{index}"
-        parameters = dict(tool.parameters or {})
-        parameters.setdefault("type", "object")
+        parameters = tool.parameters or {}
         arguments = (
             rules.closed_object(parameters, f"{hint}-args")
             if parameters.get("properties")
