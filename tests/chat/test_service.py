@@ -204,3 +204,54 @@ async def test_a_turn_cancelled_while_it_opens_is_recorded_as_aborted() -> None:
         await task
     (turn,) = await store.list_turns()
     assert turn.status == "aborted"
+
+
+class BrokenStore(MemoryStore):
+    """A store with one failing operation, as a database that went away would fail."""
+
+    def __init__(self, failing: str) -> None:
+        super().__init__()
+        self.failing = failing
+
+    async def open_turn(self, *args: Any, **kwargs: Any) -> Any:
+        if self.failing == "open_turn":
+            raise OSError("database is gone: password=hunter2")
+        return await super().open_turn(*args, **kwargs)
+
+    async def save_summary(self, *args: Any, **kwargs: Any) -> Any:
+        if self.failing == "save_summary":
+            raise OSError("database is gone")
+        return await super().save_summary(*args, **kwargs)
+
+    async def get_confirmation(self, *args: Any, **kwargs: Any) -> Any:
+        if self.failing == "get_confirmation":
+            raise OSError("database is gone")
+        return await super().get_confirmation(*args, **kwargs)
+
+
+async def test_a_store_failure_before_the_turn_opens_is_a_generic_chat_error() -> None:
+    chat = service(BrokenStore("open_turn"), ScriptedProvider([]))
+    events = await collect(chat.run_turn(USER, "Hi"))
+    assert [(e["type"], e["code"]) for e in events] == [("error", "chat_error")]
+    assert "hunter2" not in str(events)
+
+
+async def test_a_failure_while_building_the_context_aborts_the_turn() -> None:
+    store = BrokenStore("save_summary")
+    provider = ScriptedProvider([["answer 0"], ["answer 1"], ["the summary"]])
+    chat = service(store, provider, max_recent_messages=2, summarize_after=1)
+    conversation = None
+    for n in range(2):
+        done = (await collect(chat.run_turn(USER, f"question {n}", conversation)))[-1]
+        conversation = done["conversation_id"]
+    events = await collect(chat.run_turn(USER, "question 2", conversation))
+    assert [(e["type"], e["code"]) for e in events] == [("error", "chat_error")]
+    turn = await store.get_turn(events[0]["turn_id"])
+    assert turn is not None and turn.status == "aborted"
+    provider.assert_consumed()  # the summary was written, storing it failed
+
+
+async def test_a_store_failure_while_claiming_is_a_generic_chat_error() -> None:
+    chat = service(BrokenStore("get_confirmation"), ScriptedProvider([]))
+    events = await collect(chat.resolve_confirmation(USER, str(uuid4()), True))
+    assert [(e["type"], e["code"]) for e in events] == [("error", "chat_error")]

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import (
     AsyncGenerator,
     AsyncIterator,
@@ -43,7 +44,7 @@ from collections.abc import (
 )
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 from uuid import UUID
 
 from chatomon.atom import Atom
@@ -52,7 +53,13 @@ from chatomon.chat.budget import TurnBudget
 from chatomon.chat.context import build_context
 from chatomon.chat.loop import LoopLimits, ToolLoop
 from chatomon.chat.loop_state import LoopResume, Outcome
-from chatomon.chat.service_events import TurnItems, error_event, resolved_event, text_history
+from chatomon.chat.service_events import (
+    GENERIC_ERROR_MESSAGE,
+    TurnItems,
+    error_event,
+    resolved_event,
+    text_history,
+)
 from chatomon.chat.store.protocol import ConversationStore
 from chatomon.chat.store.records import (
     Conversation,
@@ -68,6 +75,8 @@ from chatomon.orbitals.base import Orbital, ParallelGroup
 from chatomon.schemas import CaptureContent, TurnPause
 
 __all__ = ["AtomConfig", "ChatService", "owner_of"]
+
+logger = logging.getLogger(__name__)
 
 UNAVAILABLE = "This confirmation is no longer available."
 SUSPENDING = ("client", "staff")
@@ -188,7 +197,12 @@ class ChatService:
                 staff approvals still suspend it.
         """
         who = owner_of(actor, owner)
-        opened = await self._open(who, conversation_id)
+        try:
+            opened = await self._open(who, conversation_id)
+        except Exception:
+            logger.exception("opening a chat turn failed")
+            yield error_event("chat_error", GENERIC_ERROR_MESSAGE)
+            return
         if opened is None:
             yield error_event(
                 "conversation_not_found",
@@ -202,6 +216,9 @@ class ChatService:
         try:
             native = await self._history(who, conversation, opened.messages)
             await self.driver.tell(run, "message_received", text=text)
+        except Exception as error:  # noqa: BLE001 - failed() logs it; the client gets chat_error
+            yield await self.driver.emit(run, await self.driver.failed(run, None, error))
+            return
         except BaseException:
             # Cancelled (or failed) before the driver took over: record the turn as ended.
             await self.store.update_turn(run.turn_id, status="aborted")
@@ -260,7 +277,12 @@ class ChatService:
             return
         staff = decided_by is not None
         scope = None if staff else owner_of(actor, owner)
-        claimed = await self._claim(key, confirmed, decided_by, scope, reason)
+        try:
+            claimed = await self._claim(key, confirmed, decided_by, scope, reason)
+        except Exception:
+            logger.exception("claiming confirmation %s failed", key)
+            yield error_event("chat_error", GENERIC_ERROR_MESSAGE)
+            return
         if claimed is None:
             yield error_event("confirmation_unavailable", UNAVAILABLE)
             return
@@ -285,13 +307,9 @@ class ChatService:
     async def _resume(
         self, confirmation: PendingConfirmation, actor: Any, budget: TurnBudget | None
     ) -> AsyncGenerator[dict[str, Any]]:
-        state = confirmation.state
-        owner = Owner(**state["owner"])
-        if actor is None:
-            actor = await self.actor_loader(owner)
-        snapshot = state["snapshot"]
+        state, snapshot = confirmation.state, confirmation.state["snapshot"]
         run = TurnRun(
-            owner,
+            Owner(**state["owner"]),
             confirmation.conversation_id,
             confirmation.turn_id,
             actor,
@@ -299,17 +317,24 @@ class ChatService:
             items=TurnItems.from_dict(state["items"]),
             publish=True,
         )
-        outcome: Outcome = "expired" if confirmation.status == "expired" else confirmation.status  # type: ignore[assignment]
-        await self.driver.tell(
-            run,
-            "confirmation_resolved",
-            id=str(confirmation.id),
-            status=confirmation.status,
-            decided_by=confirmation.decided_by,
-            reason=confirmation.reason,
-        )
-        yield await self.driver.emit(run, resolved_event(confirmation))
-        await self.store.update_turn(run.turn_id, status="running")
+        # A claimed or expired confirmation's status is the decision.
+        outcome = cast("Outcome", confirmation.status)
+        try:
+            if run.actor is None:
+                run.actor = await self.actor_loader(run.owner)
+            await self.driver.tell(
+                run,
+                "confirmation_resolved",
+                id=str(confirmation.id),
+                status=confirmation.status,
+                decided_by=confirmation.decided_by,
+                reason=confirmation.reason,
+            )
+            yield await self.driver.emit(run, resolved_event(confirmation))
+            await self.store.update_turn(run.turn_id, status="running")
+        except Exception as error:  # noqa: BLE001 - failed() logs it; the client gets chat_error
+            yield await self.driver.emit(run, await self.driver.failed(run, None, error))
+            return
         decided_at = confirmation.decided_at or datetime.now(UTC)
         pause = TurnPause(
             mutation=confirmation.mutation,
@@ -317,7 +342,7 @@ class ChatService:
             waited_seconds=max(0.0, (decided_at - confirmation.created_at).total_seconds()),
             outcome=outcome,
         )
-        loop = self._loop(actor, budget, resume=LoopResume(state["loop"], outcome))
+        loop = self._loop(run.actor, budget, resume=LoopResume(state["loop"], outcome))
         stream = self._atom(loop).resume(snapshot, pause=pause)
         async with contextlib.aclosing(self.driver.drive(run, stream)) as events:
             async for event in events:

@@ -104,11 +104,11 @@ class TurnDriver:
                     yield await self.emit(run, wire)
         except NucleusError as error:
             finished = True
-            yield await self.emit(run, await self._aborted(run, error.report, error.__cause__))
+            yield await self.emit(run, await self.failed(run, error.report, error.__cause__))
         except Exception as error:
             logger.exception("chat turn %s failed", run.turn_id)
             finished = True
-            yield await self.emit(run, await self._aborted(run, None, error))
+            yield await self.emit(run, await self.failed(run, None, error))
         finally:
             if not finished:  # the consumer stopped reading: the turn ends here
                 await close_stream(stream)
@@ -206,9 +206,10 @@ class TurnDriver:
         )
         return confirmation_event(confirmation, pending.preview)
 
-    async def _aborted(
+    async def failed(
         self, run: TurnRun, report: TurnReport | None, cause: BaseException | None
     ) -> dict[str, Any]:
+        """End `run` as aborted: its error event (a ToolLoopError's code, else chat_error)."""
         await self._finish(run, "aborted", report)
         if isinstance(cause, ToolLoopError):
             extra = {}
