@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
-from chatomon.django.sse import TERMINAL_TYPES
+from chatomon.chat.service_events import TERMINAL_TYPES
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = "tests.asgi_app.settings"

@@ -16,6 +16,7 @@ from chatomon.schemas import Message
 
 __all__ = [
     "GENERIC_ERROR_MESSAGE",
+    "TERMINAL_TYPES",
     "TurnItems",
     "confirmation_event",
     "done_event",
@@ -25,6 +26,8 @@ __all__ = [
 ]
 
 GENERIC_ERROR_MESSAGE = "Something went wrong. Please try again."
+TERMINAL_TYPES = frozenset({"done", "error", "confirm_mutation"})
+"""The event types that end a turn's stream (a confirm_mutation suspends the turn)."""
 
 
 def error_event(code: str, message: str, **fields: Any) -> dict[str, Any]:

@@ -24,14 +24,13 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase, StreamingHttpResponse
 
-from chatomon.chat.service_events import GENERIC_ERROR_MESSAGE, error_event
+from chatomon.chat.service_events import GENERIC_ERROR_MESSAGE, TERMINAL_TYPES, error_event
 from chatomon.django.http import ChatEndpoint
 from chatomon.django.signals import send_chat_error
 
 __all__ = [
     "HEARTBEAT",
     "HEARTBEAT_SECONDS",
-    "TERMINAL_TYPES",
     "ChatStreamView",
     "event_stream_response",
     "frame",
@@ -42,8 +41,6 @@ logger = logging.getLogger(__name__)
 
 HEARTBEAT = b": heartbeat\n\n"
 HEARTBEAT_SECONDS = 15.0
-TERMINAL_TYPES = frozenset({"done", "error", "confirm_mutation"})
-"""The event types that end a stream."""
 CONTENT_TYPE = "text/event-stream; charset=utf-8"
 _END = object()
 
