@@ -14,6 +14,7 @@ from django.db.models import Count, Q, Sum
 from chatomon.django.models import ChatMessage, Turn
 
 from .approval_queries import pending_staff_count
+from .escalation_queries import escalated_turns
 
 __all__ = ["DashboardStats", "dashboard_stats", "percentile"]
 
@@ -96,12 +97,11 @@ def dashboard_stats(now: datetime) -> DashboardStats:
         if isinstance(d, int | float)
     ]
     tokens = week.aggregate(i=Sum("input_tokens"), o=Sum("output_tokens"))
-    reviewed = Q(escalation_review__status="resolved")
     return DashboardStats(
         turns_today=week.filter(started_at__gte=midnight).count(),
         turns_week=week.count(),
         outcomes=_outcomes(week),
-        escalations_open=Turn.objects.filter(escalated=True).exclude(reviewed).count(),
+        escalations_open=escalated_turns("open").count(),
         pending_approvals=pending_staff_count(now),
         p50_ms=percentile(durations, 0.5),
         p95_ms=percentile(durations, 0.95),

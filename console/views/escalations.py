@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django import forms
 from django.core.paginator import Paginator
-from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.utils import timezone
@@ -13,6 +12,7 @@ from django.views.decorators.http import require_POST
 from chatomon.django.models import Turn
 
 from ..access import REVIEW_ESCALATION, VIEW_TURNS, may, staff_view
+from ..escalation_queries import escalated_turns
 from ..models import EscalationReview
 from ..rendering import render_screen
 from ..turn_rows import rows_of
@@ -35,22 +35,6 @@ class ReviewForm(forms.Form):
 
     status = forms.ChoiceField(choices=EscalationReview.STATUS_CHOICES, label="Action")
     note = forms.CharField(required=False, max_length=4000, label="Note", widget=forms.Textarea)
-
-
-def escalated_turns(state: str) -> QuerySet[Turn]:
-    """Escalated turns in `state`, newest first."""
-    turns = Turn.objects.filter(escalated=True).select_related(
-        "conversation", "escalation_review", "escalation_review__reviewed_by"
-    )
-    conditions = {
-        "open": ~Q(escalation_review__status="resolved"),
-        "new": Q(escalation_review__isnull=True),
-        "acknowledged": Q(escalation_review__status="acknowledged"),
-        "resolved": Q(escalation_review__status="resolved"),
-    }
-    if state in conditions:
-        turns = turns.filter(conditions[state])
-    return turns.order_by("-started_at", "-pk")
 
 
 @staff_view(VIEW_TURNS)

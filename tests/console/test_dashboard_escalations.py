@@ -29,6 +29,10 @@ def test_dashboard_counts_latency_tokens_and_top_lists(staff_client, htmx_client
     )
     make_turn(started_at=now - timedelta(days=30))  # outside the week
     make_turn(started_at=now, escalated=True)
+    resolved = make_turn(started_at=now - timedelta(days=30), escalated=True)
+    apps.get_model("chatomon_console", "EscalationReview").objects.create(
+        turn=resolved, status="resolved", reviewed_at=now
+    )  # a resolved escalation is not open, however old
     make_confirmation()
     # Neither counts as a pending approval: one is past its expiry, one is the user's to decide.
     make_confirmation(expires_in=timedelta(minutes=-1))
