@@ -185,14 +185,6 @@ class ChatSettings:
         stripped = self.url.strip("/")
         return f"{stripped}/" if stripped else ""
 
-    def tool_settings(self) -> ToolSettings:
-        """The settings the chat tools obey (`tools`)."""
-        return self.tools
-
-    def loop_limits(self) -> LoopLimits:
-        """The tool loop's per-message limits (`limits`)."""
-        return self.limits
-
     def atom_config(self) -> AtomConfig:
         """How ChatService builds each turn's Atom (the refusal goes into its options)."""
         options = dict(self.atom.options)

@@ -138,9 +138,9 @@ def build_chat_service(settings: ChatSettings | None = None) -> ChatService:
     return ChatService(
         store=DjangoStore(),
         provider=build_provider(chosen.provider, chosen.provider_config),
-        toolset=Toolset(_registry(chosen), chosen.tool_settings()),
+        toolset=Toolset(_registry(chosen), chosen.tools),
         atom_config=chosen.atom_config(),
-        limits=chosen.loop_limits(),
+        limits=chosen.limits,
         system_prompt=chosen.system_prompt,
         max_recent_messages=chosen.max_recent_messages,
         summarize_after=chosen.summarize_after,
