@@ -55,6 +55,7 @@ from chatomon.chat.loop import LoopLimits, ToolLoop
 from chatomon.chat.loop_state import LoopResume, Outcome
 from chatomon.chat.service_events import (
     GENERIC_ERROR_MESSAGE,
+    UNAVAILABLE_MESSAGE,
     TurnItems,
     error_event,
     resolved_event,
@@ -78,7 +79,6 @@ __all__ = ["AtomConfig", "ChatService", "owner_of"]
 
 logger = logging.getLogger(__name__)
 
-UNAVAILABLE = "This confirmation is no longer available."
 SUSPENDING = ("client", "staff")
 """The approvers whose decisions suspend a turn when the transport can confirm."""
 
@@ -284,7 +284,7 @@ class ChatService:
             yield error_event("chat_error", GENERIC_ERROR_MESSAGE)
             return
         if claimed is None:
-            yield error_event("confirmation_unavailable", UNAVAILABLE)
+            yield error_event("confirmation_unavailable", UNAVAILABLE_MESSAGE)
             return
         resumer = None if staff else actor
         async with contextlib.aclosing(self._resume(claimed, resumer, budget)) as events:

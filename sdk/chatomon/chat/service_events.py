@@ -17,6 +17,7 @@ from chatomon.schemas import Message
 __all__ = [
     "GENERIC_ERROR_MESSAGE",
     "TERMINAL_TYPES",
+    "UNAVAILABLE_MESSAGE",
     "TurnItems",
     "confirmation_event",
     "done_event",
@@ -26,6 +27,8 @@ __all__ = [
 ]
 
 GENERIC_ERROR_MESSAGE = "Something went wrong. Please try again."
+UNAVAILABLE_MESSAGE = "This confirmation is no longer available."
+"""The message of `confirmation_unavailable`: unknown, foreign, decided or expired."""
 TERMINAL_TYPES = frozenset({"done", "error", "confirm_mutation"})
 """The event types that end a turn's stream (a confirm_mutation suspends the turn)."""
 

@@ -19,6 +19,7 @@ import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from chatomon.chat.service_events import UNAVAILABLE_MESSAGE, error_event
 from chatomon.errors import ToolLoopError, TurnError
 from chatomon.events import TurnDone
 from chatomon.schemas import Message, TurnReport
@@ -95,11 +96,7 @@ class AtomSession:
         """Answer the waiting confirmer; the turn goes on in its own stream."""
         decision = self._decisions.get(str(confirmation.get("id")))
         if decision is None or decision.done():
-            yield {
-                "type": "error",
-                "code": "confirmation_unavailable",
-                "message": "This confirmation is no longer available.",
-            }
+            yield error_event("confirmation_unavailable", UNAVAILABLE_MESSAGE)
             return
         decision.set_result(approved)
         status = "approved" if approved else "rejected"
