@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -39,8 +38,9 @@ def audit_list(request: HttpRequest) -> HttpResponse:
 def audit_detail(request: HttpRequest, event_id: int) -> HttpResponse:
     """One event with its whole (sanitized) payload."""
     event = get_object_or_404(AuditEvent, pk=event_id)
-    context = {"event": event, "payload": json.dumps(event.payload, indent=2, sort_keys=True)}
-    return render_screen(request, "chatomon_console/audit/detail.html", context, partial="detail")
+    return render_screen(
+        request, "chatomon_console/audit/detail.html", {"event": event}, partial="detail"
+    )
 
 
 def _rows(form: AuditFilterForm) -> Iterator[dict[str, Any]]:

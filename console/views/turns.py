@@ -41,7 +41,6 @@ def turn_detail(request: HttpRequest, turn_id: str) -> HttpResponse:
         "turn": turn,
         "row": rows_of([turn])[0],
         "report": report,
-        "raw_report": json.dumps(report, indent=2, sort_keys=True),
         "context_items": turn_context(turn),
         "content_visible": content_visible(turn),
         "waterfall": waterfall(report),

@@ -142,6 +142,8 @@ def test_detail_shows_chains_waterfall_usage_and_raw_json(staff_client, htmx_cli
     html = staff_client.get(url).content.decode()
     assert "Attempt 2" in html and "TimeoutError" in html and "<svg" in html
     assert "nucleus · attempt 1" in html and "Report JSON" in html
+    # The whole report, indented with sorted keys, as the download has it.
+    assert "{\n  &quot;atom_name&quot;: " in html
     assert "10 input + 5 output tokens" in html
     part = htmx_client.get(url)
     assert b"<html" not in part.content and b'id="cc-turn-detail"' in part.content
