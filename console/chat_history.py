@@ -9,7 +9,14 @@ from uuid import UUID
 from chatomon.django.models import ChatMessage, Conversation, PendingConfirmation
 from chatomon.django.service import owner_for
 
-__all__ = ["ChatEntry", "ToolCard", "chat_entries", "conversations_of", "owned_conversation"]
+__all__ = [
+    "ChatEntry",
+    "ToolCard",
+    "chat_entries",
+    "conversations_of",
+    "owned_conversation",
+    "pending_confirmations",
+]
 
 
 @dataclass

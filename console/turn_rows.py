@@ -11,7 +11,7 @@ from chatomon.django.models import Turn
 
 from .owners import owner_labels
 
-__all__ = ["EXPORT_COLUMNS", "export_rows", "turn_row"]
+__all__ = ["EXPORT_COLUMNS", "export_rows", "rows_of", "turn_row"]
 
 EXPORT_COLUMNS = (
     "turn_id", "conversation_id", "owner", "status", "started_at", "finished_at",
