@@ -3,7 +3,6 @@
 | id                       | problem                                                     |
 |--------------------------|-------------------------------------------------------------|
 | `chatomon_console.E001`  | Django < 6 without `template_partials` (partial responses fail) |
-| `chatomon_console.E002`  | `django_htmx` is not installed                              |
 | `chatomon_console.E003`  | sessions, messages, auth or `chatomon.django` is not installed  |
 | `chatomon_console.W001`  | `HtmxMiddleware` is not in MIDDLEWARE                       |
 """
@@ -42,14 +41,6 @@ def console_problems(
                 hint='Add "template_partials" (pip install django-template-partials) to '
                 "INSTALLED_APPS, or use Django 6.",
                 id="chatomon_console.E001",
-            )
-        )
-    if "django_htmx" not in installed:
-        problems.append(
-            Error(
-                "the chatomon console needs django_htmx (its vendored htmx is served from there)",
-                hint='Add "django_htmx" to INSTALLED_APPS.',
-                id="chatomon_console.E002",
             )
         )
     missing = [name for name in REQUIRED_APPS if name not in installed]
