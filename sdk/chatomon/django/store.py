@@ -18,7 +18,7 @@ conversation = await store.create_conversation(Owner.session(request.session.ses
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 from uuid import UUID
@@ -45,9 +45,16 @@ __all__ = ["DjangoStore"]
 
 T = TypeVar("T")
 
+_OFF_LOOP: dict[Callable[..., Any], Callable[..., Awaitable[Any]]] = {}
+"""Each `queries` function's thread-sensitive wrapper, built once: asgiref's wrapper costs
+about as much to build as to call."""
+
 
 async def _run(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    return await sync_to_async(function, thread_sensitive=True)(*args, **kwargs)
+    wrapped = _OFF_LOOP.get(function)
+    if wrapped is None:
+        wrapped = _OFF_LOOP[function] = sync_to_async(function, thread_sensitive=True)
+    return await wrapped(*args, **kwargs)  # type: ignore[no-any-return]
 
 
 class DjangoStore:

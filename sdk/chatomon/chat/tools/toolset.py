@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -71,6 +72,11 @@ class Tool:
     def name(self) -> str:
         """The tool name."""
         return self.definition.name
+
+    @cached_property
+    def execute_in_thread(self) -> Callable[[Mapping[str, Any], ToolContext], Awaitable[Any]]:
+        """`execute` awaited in asgiref's thread-sensitive worker (the wrapper built once)."""
+        return sync_to_async(self.execute, thread_sensitive=True)
 
 
 class Toolset:
@@ -225,7 +231,7 @@ class Toolset:
         try:
             tool, checked = self._prepare(name, args)
             if tool.in_thread(checked):
-                result = await sync_to_async(tool.execute, thread_sensitive=True)(checked, context)
+                result = await tool.execute_in_thread(checked, context)
             else:
                 result = tool.execute(checked, context)
         except DataError as error:
