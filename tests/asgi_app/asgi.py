@@ -1,4 +1,7 @@
-"""The test project's ASGI application: Django for HTTP, the chat consumer for WebSocket."""
+"""The test project's ASGI application: Django for HTTP, the chat consumer for WebSocket.
+
+HTTP runs on `chatomon.django.asgi.RequestThreadsHandler`, as the demo does.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +9,10 @@ import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.asgi_app.settings")
 
-from django.core.asgi import get_asgi_application
+from chatomon.django.asgi import get_asgi_application
 
-django_application = get_asgi_application()  # sets Django up before the routing imports
+# Sets Django up before the routing imports; request threads are kept between requests.
+django_application = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter  # noqa: E402
 

@@ -1,15 +1,17 @@
 """The demo's ASGI application: Django over HTTP (with its static files) and the WebSocket.
 
-Static files are served by Django's ASGI static handler from the apps' own folders, so the
-demo collects nothing at run time. The WebSocket is chatomon's chat route, authenticated
-by the session and origin-checked against ALLOWED_HOSTS.
+Django runs on chatomon's `RequestThreadsHandler` (request threads, and database
+connections, kept between requests). Static files are served by Django's ASGI static
+handler from the apps' own folders, so the demo collects nothing at run time. The
+WebSocket is chatomon's chat route, authenticated by the session and origin-checked
+against ALLOWED_HOSTS.
 """
 
 from __future__ import annotations
 
 import os
 
-from django.core.asgi import get_asgi_application
+from chatomon.django.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chatomon.demo.settings")
 # Set Django up before importing anything that touches models (the WebSocket consumer).

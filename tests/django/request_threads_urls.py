@@ -1,0 +1,45 @@
+"""Views that show which thread and which database connection served a request."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from asgiref.sync import sync_to_async
+from django.db import connection
+from django.http import HttpRequest, JsonResponse
+from django.urls import path
+
+_THREAD = threading.local()
+
+
+def _where() -> dict[str, int | bool]:
+    # Thread idents are reused once a thread ends: count the requests each thread served.
+    _THREAD.served = getattr(_THREAD, "served", 0) + 1
+    was_open = connection.connection is not None
+    connection.ensure_connection()
+    return {"thread": threading.get_ident(), "served": _THREAD.served, "was_open": was_open}
+
+
+def _slowly() -> dict[str, int | bool]:
+    time.sleep(0.2)  # long enough for a concurrent request to need a thread of its own
+    return _where()
+
+
+async def where(request: HttpRequest) -> JsonResponse:
+    """The thread that ran this request's sync work, and its database connection."""
+    return JsonResponse(await sync_to_async(_where)())
+
+
+async def slow(request: HttpRequest) -> JsonResponse:
+    """Like `where`, holding its thread for a while first."""
+    return JsonResponse(await sync_to_async(_slowly)())
+
+
+async def fail(request: HttpRequest) -> JsonResponse:
+    """A view that raises once its sync work ran (Django answers 500)."""
+    await sync_to_async(_where)()
+    raise RuntimeError("this view fails")
+
+
+urlpatterns = [path("where/", where), path("slow/", slow), path("fail/", fail)]
