@@ -19,4 +19,5 @@ urlpatterns = [
     path("test/staff/decide/", views.staff_decide, name="test-staff-decide"),
     path("test/seed/", views.seed_part, name="test-seed"),
     path("test/turns/", views.recent_turns, name="test-turns"),
+    path("test/ping/", views.ping, name="test-ping"),
 ]

@@ -5,7 +5,9 @@
 - `POST test/staff/decide/` `{"confirmation_id", "confirmed"}`: a staff decision, as the
   console makes it, answered with the envelope of the resumed turn;
 - `GET test/turns/`: the ten latest turns, newest first, with their status;
-- `POST test/seed/`: creates a part, returns its id.
+- `POST test/seed/`: creates a part, returns its id;
+- `POST test/ping/`: an empty async view behind the project's middleware (the transport
+  benchmark's floor: what any request costs before chat does anything).
 """
 
 from __future__ import annotations
@@ -62,3 +64,7 @@ def seed_part(request: HttpRequest) -> HttpResponse:
 
     part = Part.objects.create(name="Seeded", unit_cost="1.00", created_at=timezone.now())
     return JsonResponse({"id": part.pk})
+
+
+async def ping(request: HttpRequest) -> HttpResponse:
+    return JsonResponse({"ok": True})

@@ -9,12 +9,14 @@ Run: `python tests/benchmarks/transports.py`.
 2. Single client, in process: `POST /chat/` driven straight into the ASGI application (no
    socket: the server's own time) with an instant provider — a plain answer and a read with
    one query round — beside the same turns run directly through ChatService, so the
-   transport's share is visible. Targets: plain ≤ 2 ms median, read ≤ 5 ms median.
-   The transport's share is mostly Django's ASGI handler: every request runs in its own
-   `ThreadSensitiveContext`, so its sync work gets a new worker thread (started and joined
-   per request) and therefore a new database connection whatever CONN_MAX_AGE says, and
-   each method of a sync-only middleware (sessions, CSRF, auth) is a thread hop. A fresh
-   event loop per request (`asyncio.run`) happens outside the measured time.
+   transport's share is visible, and an empty view behind the same middleware (the floor
+   any request pays before chat runs). Targets: plain ≤ 2 ms median, read ≤ 5 ms median.
+   Each series runs on one event loop, as under an ASGI server, once with Django's
+   `ASGIHandler` and once with `chatomon.django.asgi.RequestThreadsHandler`. Django's
+   handler runs every request in its own `ThreadSensitiveContext`, so its sync work gets a
+   new worker thread (started and joined per request) and a new database connection
+   whatever CONN_MAX_AGE says; the request-threads handler keeps both. Either way each
+   method of a sync-only middleware (sessions, CSRF, auth) is a thread hop.
 
 SQLite (a file) by default; PostgreSQL when DATABASE_URL is set. Writes results/transports.json.
 """
@@ -129,8 +131,8 @@ def _row(
 
 async def asgi_post(
     application: Any, path: str, body: bytes, cookie: bytes
-) -> tuple[int, bytes, float]:
-    """One POST straight into the ASGI application: status, body, seconds it took."""
+) -> tuple[int, bytes, float, list[tuple[bytes, bytes]]]:
+    """One POST straight into the ASGI application: status, body, seconds, headers."""
     scope = {
         "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
         "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"",
@@ -158,60 +160,105 @@ async def asgi_post(
     started = time.perf_counter()
     await application(scope, receive, send)
     elapsed = time.perf_counter() - started
-    status = next(m["status"] for m in sent if m["type"] == "http.response.start")
+    start = next(m for m in sent if m["type"] == "http.response.start")
     return (
-        status,
+        start["status"],
         b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body"),
         elapsed,
+        list(start.get("headers", [])),
     )
 
 
+HANDLERS = ("django.core.handlers.asgi.ASGIHandler", "chatomon.django.asgi.RequestThreadsHandler")
+"""The HTTP handlers compared: Django's own, and the test project's (request threads kept)."""
+SINGLE_REQUESTS = (
+    ("empty view (floor)", "/test/ping/", ""),
+    ("plain answer", "/chat/", "hello"),
+    ("read, one query round", "/chat/", "query PartManager"),
+)
+"""What the single client sends: the floor is an empty view behind the same middleware."""
+
+
+async def serve(application: Any, path: str, text: str) -> list[float]:
+    """Milliseconds per request of WARMUP + REQUESTS posts (the warm-up ones dropped).
+
+    One client: it keeps the session cookie its first chat request got (its anonymous chat
+    identity), and starts a new conversation with every message.
+    """
+    body = json.dumps({"text": text}).encode()
+    cookie = b"csrftoken=benchmarkbenchmarkbenchmarkbench"
+    samples = []
+    for number in range(WARMUP + REQUESTS):
+        status, content, seconds, headers = await asgi_post(application, path, body, cookie)
+        assert status == 200, content[:300]
+        assert path != "/chat/" or b'"done"' in content, content[:300]
+        cookie = _with_session(cookie, headers)
+        if number >= WARMUP:
+            samples.append(seconds * 1000)
+    return samples
+
+
+def _with_session(cookie: bytes, headers: list[tuple[bytes, bytes]]) -> bytes:
+    for name, value in headers:
+        if name.lower() == b"set-cookie" and value.startswith(b"sessionid="):
+            return cookie + b"; " + value.split(b";", 1)[0]
+    return cookie
+
+
+async def direct_turns(text: str) -> list[float]:
+    """Milliseconds per turn of the same turns run straight through ChatService."""
+    from chatomon.chat.store.records import Owner  # noqa: PLC0415
+    from chatomon.django.service import chat_service  # noqa: PLC0415
+
+    samples = []
+    for number in range(WARMUP + REQUESTS):
+        started = time.perf_counter()
+        owner = Owner.session("bench")
+        events = [e async for e in chat_service().run_turn(None, text, owner=owner)]
+        assert events[-1]["type"] == "done", events[-1]
+        if number >= WARMUP:
+            samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
 def single_client(database_url: str) -> list[dict[str, Any]]:
-    """Median server time of POST /chat/ in process, and of the same turns via ChatService."""
+    """Median server time of each request per handler, and of the same turns via ChatService.
+
+    Each series runs on one event loop, as under an ASGI server. Persistent database
+    connections are on (`CONN_MAX_AGE`), which only a handler keeping its threads can use.
+    """
     os.environ.update(DATABASE_URL=database_url, DJANGO_SETTINGS_MODULE="tests.asgi_app.settings")
     import django  # noqa: PLC0415
     from django.conf import settings  # noqa: PLC0415
     from django.core.management import call_command  # noqa: PLC0415
+    from django.db import connections  # noqa: PLC0415
+    from django.utils.module_loading import import_string  # noqa: PLC0415
 
     django.setup()
     settings.CHATOMON = {**settings.CHATOMON, "permission": None}
+    connections.settings["default"]["CONN_MAX_AGE"] = 60
     call_command("migrate", verbosity=0)
-    from tests.asgi_app.asgi import django_application  # noqa: PLC0415
     from tests.benchmarks.chat import seed  # noqa: PLC0415
 
     seed()
-    cookie = b"csrftoken=benchmarkbenchmarkbenchmarkbench"
     rows = []
-    for label, text in (("plain answer", "hello"), ("read, one query round", "query PartManager")):
-        body = json.dumps({"text": text}).encode()
-        http, direct = [], []
-        for number in range(WARMUP + REQUESTS):
-            status, content, seconds = asyncio.run(
-                asgi_post(django_application, "/chat/", body, cookie)
-            )
-            assert status == 200 and b'"done"' in content, content[:300]
-            direct_seconds = asyncio.run(_direct_turn(text))
-            if number >= WARMUP:
-                http.append(seconds * 1000)
-                direct.append(direct_seconds * 1000)
-        rows.append({
-            "request": label,
-            "http_median_ms": round(statistics.median(http), 3),
-            "http_p90_ms": percentile(http, 0.9),
-            "service_median_ms": round(statistics.median(direct), 3),
-            "transport_ms": round(statistics.median(http) - statistics.median(direct), 3),
-        })  # fmt: skip
+    for label, path, text in SINGLE_REQUESTS:
+        service = statistics.median(asyncio.run(direct_turns(text))) if text else None
+        for dotted in HANDLERS:
+            handler = import_string(dotted)()
+            http = asyncio.run(serve(handler, path, text))
+            if hasattr(handler, "close"):
+                handler.close()
+            median = statistics.median(http)
+            rows.append({
+                "request": label,
+                "handler": dotted.rsplit(".", 1)[-1],
+                "http_median_ms": round(median, 3),
+                "http_p90_ms": percentile(http, 0.9),
+                "service_median_ms": None if service is None else round(service, 3),
+                "transport_ms": None if service is None else round(median - service, 3),
+            })  # fmt: skip
     return rows
-
-
-async def _direct_turn(text: str) -> float:
-    from chatomon.chat.store.records import Owner  # noqa: PLC0415
-    from chatomon.django.service import chat_service  # noqa: PLC0415
-
-    started = time.perf_counter()
-    events = [e async for e in chat_service().run_turn(None, text, owner=Owner.session("bench"))]
-    assert events[-1]["type"] == "done", events[-1]
-    return time.perf_counter() - started
 
 
 def main() -> None:
@@ -231,7 +278,14 @@ def main() -> None:
     print_table(
         f"POST /chat/ in process, instant provider (median of {REQUESTS}; targets 2 ms / 5 ms)",
         single_rows,
-        ["request", "http_median_ms", "http_p90_ms", "service_median_ms", "transport_ms"],
+        [
+            "request",
+            "handler",
+            "http_median_ms",
+            "http_p90_ms",
+            "service_median_ms",
+            "transport_ms",
+        ],
     )
     with tempfile.TemporaryDirectory() as folder:
         database = os.environ.get("DATABASE_URL") or f"sqlite:///{folder}/load.sqlite3"
