@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 
@@ -42,4 +43,24 @@ async def fail(request: HttpRequest) -> JsonResponse:
     raise RuntimeError("this view fails")
 
 
-urlpatterns = [path("where/", where), path("slow/", slow), path("fail/", fail)]
+LEFT_BEHIND: list[asyncio.Task[dict[str, int | bool]]] = []
+"""Tasks `leave_task` left running (the test that reads them empties the list)."""
+
+
+async def leave_task(request: HttpRequest) -> JsonResponse:
+    """Answer at once, leaving a task that makes a thread-sensitive call afterwards."""
+
+    async def later() -> dict[str, int | bool]:
+        await asyncio.sleep(0.05)
+        return await sync_to_async(_where)()
+
+    LEFT_BEHIND.append(asyncio.create_task(later()))
+    return JsonResponse({})
+
+
+urlpatterns = [
+    path("where/", where),
+    path("slow/", slow),
+    path("fail/", fail),
+    path("leave-task/", leave_task),
+]

@@ -12,6 +12,7 @@ from django.db import connections
 from django.test import override_settings
 
 from chatomon.django.asgi import RequestThreadsHandler, get_asgi_application
+from tests.django import request_threads_urls
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -114,3 +115,13 @@ async def test_other_scope_types_are_refused(handler: RequestThreadsHandler) -> 
 def test_a_negative_idle_limit_is_refused() -> None:
     with pytest.raises(ValueError, match="max_idle_threads must be 0 or more, not -1"):
         RequestThreadsHandler(max_idle_threads=-1)
+
+
+async def test_a_task_outliving_its_request_cannot_use_the_request_thread(
+    client: httpx.AsyncClient,
+) -> None:
+    response = await client.get("/leave-task/")
+    assert response.status_code == 200
+    task = request_threads_urls.LEFT_BEHIND.pop()
+    with pytest.raises(RuntimeError, match="ThreadSensitiveContext has exited"):
+        await task

@@ -13,6 +13,10 @@ live on between requests, as under a threaded WSGI server. Django's `request_sta
 `request_finished` receivers run on that thread as before, so `CONN_MAX_AGE` and
 `CONN_HEALTH_CHECKS` work as documented.
 
+One difference: a task a view leaves running after its response cannot make
+thread-sensitive calls (asgiref raises `RuntimeError`, since the request's thread may be
+serving another request by then), where Django's handler starts yet another thread for it.
+
 ```python
 # asgi.py
 from chatomon.django.asgi import get_asgi_application

@@ -2,6 +2,8 @@
 
 ```python
 # asgi.py
+from chatomon.django.asgi import get_asgi_application  # or django.core.asgi's
+
 django_asgi = get_asgi_application()          # first: it sets Django up
 from chatomon.django.routing import chat_websocket_application
 
