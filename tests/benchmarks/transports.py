@@ -18,7 +18,8 @@ Run: `python tests/benchmarks/transports.py`.
    whatever CONN_MAX_AGE says; the request-threads handler keeps both. Either way each
    method of a sync-only middleware (sessions, CSRF, auth) is a thread hop.
 
-SQLite (a file) by default; PostgreSQL when DATABASE_URL is set. Writes results/transports.json.
+Single client: SQLite (a file), and PostgreSQL too when DATABASE_URL is set. Load: SQLite,
+or PostgreSQL when DATABASE_URL is set. Writes results/transports.json.
 """
 
 from __future__ import annotations
@@ -269,16 +270,22 @@ def main() -> None:
         return
     import subprocess  # noqa: PLC0415
 
+    single_rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as folder:
-        database = os.environ.get("DATABASE_URL") or f"sqlite:///{folder}/single.sqlite3"
-        output = subprocess.run(
-            [sys.executable, __file__, database], capture_output=True, text=True, check=True
-        ).stdout
-        single_rows = json.loads(output.strip().splitlines()[-1])
+        databases = [(f"sqlite:///{folder}/single.sqlite3", "sqlite")]
+        if os.environ.get("DATABASE_URL", "").startswith("postgres"):
+            databases.append((os.environ["DATABASE_URL"], "postgresql"))
+        for database, label in databases:
+            output = subprocess.run(
+                [sys.executable, __file__, database], capture_output=True, text=True, check=True
+            ).stdout
+            rows = json.loads(output.strip().splitlines()[-1])
+            single_rows += [{"database": label, **row} for row in rows]
     print_table(
         f"POST /chat/ in process, instant provider (median of {REQUESTS}; targets 2 ms / 5 ms)",
         single_rows,
         [
+            "database",
             "request",
             "handler",
             "http_median_ms",
