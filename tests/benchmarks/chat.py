@@ -1,8 +1,10 @@
 """Whole turns through ChatService with an instant provider: `python tests/benchmarks/chat.py`.
 
 Two turns: a plain answer, and a read with one query tool round (the toy schema as Django
-models, persisted in a DjangoStore). Reported per turn: median and p90 time, turns/s, SQL
-statements and prompt characters sent to the provider (all rounds). SQLite always;
+models, persisted in a DjangoStore). Reported per turn: median and p90 time, turns/s, the
+median CPU time of the process (every thread: the event loop's and the database thread's;
+close to the wall time, since the provider never waits), SQL statements and prompt
+characters sent to the provider (all rounds). SQLite always;
 PostgreSQL too when DATABASE_URL is set. Writes results/chat.json.
 """
 

@@ -46,8 +46,8 @@ __all__ = ["DjangoStore"]
 T = TypeVar("T")
 
 _OFF_LOOP: dict[Callable[..., Any], Callable[..., Awaitable[Any]]] = {}
-"""Each `queries` function's thread-sensitive wrapper, built once: asgiref's wrapper costs
-about as much to build as to call."""
+"""Each `queries` function's thread-sensitive wrapper, built on its first call rather than on
+every call (building one runs `functools.update_wrapper` and asgiref's inspection)."""
 
 
 async def _run(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
