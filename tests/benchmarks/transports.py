@@ -11,12 +11,14 @@ Run: `python tests/benchmarks/transports.py`.
    one query round — beside the same turns run directly through ChatService, so the
    transport's share is visible, and an empty view behind the same middleware (the floor
    any request pays before chat runs). Targets: plain ≤ 2 ms median, read ≤ 5 ms median.
-   Each series runs on one event loop, as under an ASGI server, once with Django's
-   `ASGIHandler` and once with `chatomon.django.asgi.RequestThreadsHandler`. Django's
-   handler runs every request in its own `ThreadSensitiveContext`, so its sync work gets a
-   new worker thread (started and joined per request) and a new database connection
-   whatever CONN_MAX_AGE says; the request-threads handler keeps both. Either way each
-   method of a sync-only middleware (sessions, CSRF, auth) is a thread hop.
+   Each series runs on one event loop, as under an ASGI server, with Django's
+   `ASGIHandler` and with `chatomon.django.asgi.RequestThreadsHandler`, whose middleware
+   chain runs as Django runs it ("async") or on the request thread in one trip ("auto",
+   the test project's). Django's handler runs every request in its own
+   `ThreadSensitiveContext`, so its sync work gets a new worker thread (started and joined
+   per request) and a new database connection whatever CONN_MAX_AGE says; the
+   request-threads handler keeps both. In Django's async chain each method of a sync-only
+   middleware (sessions, CSRF, auth) is a thread hop.
 
 Single client: SQLite (a file), and PostgreSQL too when DATABASE_URL is set. Load: SQLite,
 or PostgreSQL when DATABASE_URL is set. Writes results/transports.json.
@@ -170,8 +172,13 @@ async def asgi_post(
     )
 
 
-HANDLERS = ("django.core.handlers.asgi.ASGIHandler", "chatomon.django.asgi.RequestThreadsHandler")
-"""The HTTP handlers compared: Django's own, and the test project's (request threads kept)."""
+HANDLERS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("Django ASGIHandler", {}),
+    ("RequestThreadsHandler, async chain", {"middleware": "async"}),
+    ("RequestThreadsHandler (auto: sync chain)", {"middleware": "auto"}),
+)
+"""The HTTP handlers compared: Django's own; chatomon's keeping request threads, with the
+middleware run as Django runs it; and the test project's (the sync middleware in one trip)."""
 SINGLE_REQUESTS = (
     ("empty view (floor)", "/test/ping/", ""),
     ("plain answer", "/chat/", "hello"),
@@ -231,9 +238,11 @@ def single_client(database_url: str) -> list[dict[str, Any]]:
     os.environ.update(DATABASE_URL=database_url, DJANGO_SETTINGS_MODULE="tests.asgi_app.settings")
     import django  # noqa: PLC0415
     from django.conf import settings  # noqa: PLC0415
+    from django.core.handlers.asgi import ASGIHandler  # noqa: PLC0415
     from django.core.management import call_command  # noqa: PLC0415
     from django.db import connections  # noqa: PLC0415
-    from django.utils.module_loading import import_string  # noqa: PLC0415
+
+    from chatomon.django.asgi import RequestThreadsHandler  # noqa: PLC0415
 
     django.setup()
     settings.CHATOMON = {**settings.CHATOMON, "permission": None}
@@ -245,15 +254,15 @@ def single_client(database_url: str) -> list[dict[str, Any]]:
     rows = []
     for label, path, text in SINGLE_REQUESTS:
         service = statistics.median(asyncio.run(direct_turns(text))) if text else None
-        for dotted in HANDLERS:
-            handler = import_string(dotted)()
+        for name, options in HANDLERS:
+            handler = RequestThreadsHandler(**options) if options else ASGIHandler()
             http = asyncio.run(serve(handler, path, text))
-            if hasattr(handler, "close"):
+            if isinstance(handler, RequestThreadsHandler):
                 handler.close()
             median = statistics.median(http)
             rows.append({
                 "request": label,
-                "handler": dotted.rsplit(".", 1)[-1],
+                "handler": name,
                 "http_median_ms": round(median, 3),
                 "http_p90_ms": percentile(http, 0.9),
                 "service_median_ms": None if service is None else round(service, 3),

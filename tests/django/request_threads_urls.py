@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from typing import Any
 
-from asgiref.sync import sync_to_async
+from asgiref.sync import markcoroutinefunction, sync_to_async
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.urls import path
@@ -64,3 +65,17 @@ urlpatterns = [
     path("fail/", fail),
     path("leave-task/", leave_task),
 ]
+
+
+class AsyncOnlyMiddleware:
+    """A middleware that can only run async (Django would adapt it for a sync chain)."""
+
+    sync_capable = False
+    async_capable = True
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+        markcoroutinefunction(self)
+
+    async def __call__(self, request: HttpRequest) -> Any:
+        return await self.get_response(request)

@@ -1,31 +1,37 @@
-"""`RequestThreadsHandler`: request threads, and their database connections, outlive requests."""
+"""`RequestThreadsHandler`: request threads outlive requests; sync middleware in one trip."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import json
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx
 import pytest
+from asgiref.sync import sync_to_async
 from django.db import connections
 from django.test import override_settings
 
-from chatomon.django.asgi import RequestThreadsHandler, get_asgi_application
+from chatomon.django.asgi import RequestThreadsHandler, get_asgi_application, hopping_middleware
+from chatomon.django.models import Turn
+from chatomon.django.signals import chat_message_received
+from tests.asgi_app import project
+from tests.asgi_app.fixtures import configure
 from tests.django import request_threads_urls
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.usefixtures("close_worker_connections"),
 ]
+MODES = ["sync", "async"]
+CSRF = "handlerhandlerhandlerhandlerhand"
 
 
-@pytest.fixture
-def handler() -> Any:
-    with override_settings(
-        ROOT_URLCONF="tests.django.request_threads_urls", DEBUG_PROPAGATE_EXCEPTIONS=False
-    ):
-        made = get_asgi_application(max_idle_threads=4)
+@pytest.fixture(params=MODES)
+def handler(request: pytest.FixtureRequest) -> Iterator[RequestThreadsHandler]:
+    with override_settings(ROOT_URLCONF="tests.django.request_threads_urls"):
+        made = get_asgi_application(max_idle_threads=4, middleware=request.param)
         yield made
         made.close()
 
@@ -107,21 +113,146 @@ async def test_close_stops_the_idle_threads(
     assert (await where(client))["served"] == 1  # a new thread
 
 
-async def test_other_scope_types_are_refused(handler: RequestThreadsHandler) -> None:
-    with pytest.raises(ValueError, match="not websocket"):
-        await handler({"type": "websocket"}, None, None)
-
-
-def test_a_negative_idle_limit_is_refused() -> None:
-    with pytest.raises(ValueError, match="max_idle_threads must be 0 or more, not -1"):
-        RequestThreadsHandler(max_idle_threads=-1)
-
-
 async def test_a_task_outliving_its_request_cannot_use_the_request_thread(
     client: httpx.AsyncClient,
 ) -> None:
     response = await client.get("/leave-task/")
     assert response.status_code == 200
     task = request_threads_urls.LEFT_BEHIND.pop()
-    with pytest.raises(RuntimeError, match="ThreadSensitiveContext has exited"):
+    with pytest.raises(RuntimeError):
         await task
+
+
+async def test_other_scope_types_are_refused(handler: RequestThreadsHandler) -> None:
+    with pytest.raises(ValueError, match="not websocket"):
+        await handler({"type": "websocket"}, None, None)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"max_idle_threads": -1}, "max_idle_threads must be 0 or more, not -1"),
+        (
+            {"middleware": "threads"},
+            'middleware must be "auto", "async" or "sync", not \'threads\'',
+        ),
+    ],
+)
+def test_bad_arguments_are_refused(arguments: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        RequestThreadsHandler(**arguments)
+
+
+def test_hopping_middleware_names_the_synchronous_hooks() -> None:
+    paths = [*project.MIDDLEWARE, "django_htmx.middleware.HtmxMiddleware"]
+    # Session, CSRF and auth middleware have sync process_* hooks; HtmxMiddleware is async.
+    assert hopping_middleware(paths) == project.MIDDLEWARE
+
+
+def test_an_async_only_middleware_keeps_the_chain_async() -> None:
+    paths = [*project.MIDDLEWARE, "tests.django.request_threads_urls.AsyncOnlyMiddleware"]
+    assert hopping_middleware(paths) == []
+
+
+@pytest.mark.parametrize("mode", ["auto", "sync", "async"])
+def test_auto_runs_the_chain_sync_for_the_chat_projects_middleware(
+    mode: str, settings: Any
+) -> None:
+    settings.MIDDLEWARE = project.MIDDLEWARE
+    made = RequestThreadsHandler(middleware=mode)
+    assert made.sync_middleware is (mode != "async")
+
+
+# The chat project through the handler, in both chain modes.
+
+
+@pytest.fixture(params=MODES)
+def chat_handler(
+    request: pytest.FixtureRequest, chat_project: Any
+) -> Iterator[RequestThreadsHandler]:
+    made = RequestThreadsHandler(middleware=request.param)
+    yield made
+    made.close()
+
+
+def chat_client(handler: RequestThreadsHandler) -> httpx.AsyncClient:
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=handler),
+        base_url="http://testserver",
+        cookies={"csrftoken": CSRF},
+        headers={"X-CSRFToken": CSRF},
+    )
+
+
+async def test_a_chat_turn_answers_through_the_handler(chat_handler: RequestThreadsHandler) -> None:
+    async with chat_client(chat_handler) as client:
+        first = await client.post("/chat/", json={"text": "hello"})
+        assert first.status_code == 200, first.text
+        events = first.json()["events"]
+        assert events[-1]["type"] == "done"
+        # The session cookie keeps the anonymous identity: the next turn may continue.
+        conversation = events[-1]["conversation_id"]
+        again = await client.post("/chat/", json={"text": "more", "conversation_id": conversation})
+        assert again.json()["events"][-1]["conversation_id"] == conversation
+
+
+async def test_a_refused_csrf_token_never_reaches_the_view(
+    chat_handler: RequestThreadsHandler,
+) -> None:
+    async with chat_client(chat_handler) as client:
+        response = await client.post("/chat/", json={"text": "hi"}, headers={"X-CSRFToken": "x"})
+    assert response.status_code == 403
+    assert not await Turn.objects.aexists()
+
+
+async def test_an_sse_turn_streams_through_the_handler(chat_handler: RequestThreadsHandler) -> None:
+    async with chat_client(chat_handler) as client:
+        response = await client.post(
+            "/chat/stream/",
+            json={"text": "query PartManager"},
+            headers={"Accept": "text/event-stream"},
+        )
+    assert response.headers["content-type"].startswith("text/event-stream")
+    frames = [
+        json.loads(line[6:]) for line in response.text.splitlines() if line.startswith("data: ")
+    ]
+    assert [frame["type"] for frame in frames][-3:] == ["tool_result", "text_chunk", "done"]
+
+
+async def test_a_client_gone_mid_turn_aborts_the_turn(
+    chat_handler: RequestThreadsHandler, settings: Any
+) -> None:
+    configure(settings, provider_config={"delay_seconds": 5})
+    body = json.dumps({"text": "hello"}).encode()
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": "/chat/", "raw_path": b"/chat/", "query_string": b"",
+        "root_path": "", "client": ("127.0.0.1", 50000), "server": ("testserver", 80),
+        "headers": [
+            (b"host", b"testserver"), (b"content-type", b"application/json"),
+            (b"cookie", f"csrftoken={CSRF}".encode()), (b"x-csrftoken", CSRF.encode()),
+        ],
+    }  # fmt: skip
+    messages = [{"type": "http.request", "body": body, "more_body": False}]
+    started = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def on_message(**kwargs: Any) -> None:  # runs on the request thread
+        loop.call_soon_threadsafe(started.set)
+
+    async def receive() -> dict[str, Any]:
+        if messages:
+            return messages.pop()
+        await started.wait()  # the client leaves once its turn has begun
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        pass
+
+    chat_message_received.connect(on_message, weak=False)
+    try:
+        await asyncio.wait_for(chat_handler(scope, receive, send), timeout=4)
+    finally:
+        chat_message_received.disconnect(on_message)
+    turn = await sync_to_async(Turn.objects.get)()
+    assert turn.status == "aborted"

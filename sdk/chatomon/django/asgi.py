@@ -3,19 +3,29 @@
 Under ASGI, Django runs each request's synchronous work (sync middleware, signal receivers,
 the ORM behind `sync_to_async`) on a thread of that request's own: `ASGIHandler` enters a
 fresh `ThreadSensitiveContext` per request, which starts a new thread and so opens a new
-database connection whatever `CONN_MAX_AGE` says (Django ticket #33497). Starting the thread
-and connecting cost more than a whole chat turn's statements on SQLite.
+database connection whatever `CONN_MAX_AGE` says (Django ticket #33497). It also moves to
+that thread and back for every method of every synchronous middleware: Django's session,
+CSRF and authentication middleware make seven such trips per request. On two shared cores
+the thread start, the connection and the trips cost more than a whole chat turn.
 
-`RequestThreadsHandler` gives every request a one-thread executor taken from a pool of idle
-ones and puts it back afterwards. A request's sync work still runs on one thread that no
-other request uses meanwhile, but threads, and with them persistent database connections,
-live on between requests, as under a threaded WSGI server. Django's `request_started` and
-`request_finished` receivers run on that thread as before, so `CONN_MAX_AGE` and
-`CONN_HEALTH_CHECKS` work as documented.
+`RequestThreadsHandler` changes two things:
 
-One difference: a task a view leaves running after its response cannot make
-thread-sensitive calls (asgiref raises `RuntimeError`, since the request's thread may be
-serving another request by then), where Django's handler starts yet another thread for it.
+- Every request gets a one-thread executor taken from a pool of idle ones and put back
+  afterwards. A request's sync work still runs on one thread that no other request uses
+  meanwhile, but threads, and with them persistent database connections, live on between
+  requests, as under a threaded WSGI server. Django's `request_started` and
+  `request_finished` receivers run on that thread as before, so `CONN_MAX_AGE` and
+  `CONN_HEALTH_CHECKS` work as documented.
+- When synchronous middleware would make those trips (`middleware="auto"`, the default),
+  the whole middleware chain runs on the request thread in one trip, as Django runs it
+  under WSGI; an async view runs on the server's event loop through `async_to_sync`, its
+  own sync calls going back to the request thread. Streaming responses still stream from
+  the event loop. With only async-capable, non-hopping middleware the chain stays async.
+
+One difference from Django's handler: a task a view leaves running after its response
+cannot make thread-sensitive calls (asgiref raises `RuntimeError`, since the request's
+thread may be serving another request by then), where Django's handler starts yet another
+thread for it.
 
 ```python
 # asgi.py
@@ -29,14 +39,37 @@ from __future__ import annotations
 
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Literal
 
 import django
-from asgiref.sync import ThreadSensitiveContext
+from asgiref.sync import ThreadSensitiveContext, iscoroutinefunction, sync_to_async
+from django.conf import settings
 from django.core.handlers.asgi import ASGIHandler
 from django.db import connections
+from django.http import FileResponse, HttpRequest
+from django.http.response import HttpResponseBase
+from django.utils.deprecation import MiddlewareMixin
+from django.utils.module_loading import import_string
 
-__all__ = ["DEFAULT_IDLE_THREADS", "RequestThreadsHandler", "get_asgi_application"]
+__all__ = [
+    "DEFAULT_IDLE_THREADS",
+    "MiddlewareMode",
+    "RequestThreadsHandler",
+    "get_asgi_application",
+    "hopping_middleware",
+]
+
+MiddlewareMode = Literal["auto", "async", "sync"]
+"""How the middleware chain runs: "sync" on the request thread in one trip, "async" as
+Django's handler runs it, "auto" sync exactly when `hopping_middleware` finds some."""
+
+_HOOKS = (
+    "process_request",
+    "process_view",
+    "process_response",
+    "process_exception",
+    "process_template_response",
+)
 
 DEFAULT_IDLE_THREADS = 32
 """How many idle request threads a handler keeps; more concurrent requests start more."""
@@ -50,11 +83,20 @@ class RequestThreadsHandler(ASGIHandler):
             starts one; a thread coming back to a full pool is stopped.
     """
 
-    def __init__(self, *, max_idle_threads: int = DEFAULT_IDLE_THREADS) -> None:
+    def __init__(
+        self, *, max_idle_threads: int = DEFAULT_IDLE_THREADS, middleware: MiddlewareMode = "auto"
+    ) -> None:
         if max_idle_threads < 0:
             raise ValueError(f"max_idle_threads must be 0 or more, not {max_idle_threads}")
-        super().__init__()
+        if middleware not in ("auto", "async", "sync"):
+            raise ValueError(f'middleware must be "auto", "async" or "sync", not {middleware!r}')
+        super().__init__()  # builds the async chain
         self.max_idle_threads = max_idle_threads
+        self.sync_middleware = middleware == "sync" or (
+            middleware == "auto" and bool(hopping_middleware(settings.MIDDLEWARE))
+        )
+        if self.sync_middleware:
+            self.load_middleware(is_async=False)
         # deque.append and deque.pop are atomic, so loops in several threads may share it.
         self._idle: deque[ThreadPoolExecutor] = deque()
 
@@ -75,6 +117,18 @@ class RequestThreadsHandler(ASGIHandler):
             # A sync call cancelled with its request may still run: the next request's
             # calls queue behind it on the same thread, never beside it.
             self._give_back(executor)
+
+    async def run_get_response(self, request: HttpRequest) -> HttpResponseBase:
+        """The response of the middleware chain: in one trip to the request thread when sync."""
+        if not self.sync_middleware:
+            return await super().run_get_response(request)
+        response: HttpResponseBase = await sync_to_async(self.get_response, thread_sensitive=True)(
+            request
+        )
+        response._handler_class = self.__class__  # type: ignore[attr-defined]
+        if isinstance(response, FileResponse):
+            response.block_size = self.chunk_size  # as Django's handler does
+        return response
 
     def close(self) -> None:
         """Close the database connections of every idle request thread and stop it.
@@ -100,7 +154,33 @@ class RequestThreadsHandler(ASGIHandler):
             executor.shutdown(wait=False)
 
 
-def get_asgi_application(*, max_idle_threads: int = DEFAULT_IDLE_THREADS) -> RequestThreadsHandler:
+def hopping_middleware(paths: list[str]) -> list[str]:
+    """The middleware of `paths` that Django's async chain runs with trips to a thread.
+
+    That is a sync-only middleware, or a `MiddlewareMixin` with a synchronous hook
+    (`process_request`, `process_response`, ...). An empty list when some middleware is
+    async-only: a sync chain would need trips for it instead.
+    """
+    found = []
+    for path in paths:
+        middleware = import_string(path)
+        if not getattr(middleware, "sync_capable", True):
+            return []
+        if not getattr(middleware, "async_capable", False) or (
+            isinstance(middleware, type)
+            and issubclass(middleware, MiddlewareMixin)
+            and any(
+                hasattr(middleware, hook) and not iscoroutinefunction(getattr(middleware, hook))
+                for hook in _HOOKS
+            )
+        ):
+            found.append(path)
+    return found
+
+
+def get_asgi_application(
+    *, max_idle_threads: int = DEFAULT_IDLE_THREADS, middleware: MiddlewareMode = "auto"
+) -> RequestThreadsHandler:
     """Set Django up and return the handler: `django.core.asgi.get_asgi_application`'s twin."""
     django.setup(set_prefix=False)
-    return RequestThreadsHandler(max_idle_threads=max_idle_threads)
+    return RequestThreadsHandler(max_idle_threads=max_idle_threads, middleware=middleware)
