@@ -20,8 +20,10 @@ Run: `python tests/benchmarks/transports.py`.
    request-threads handler keeps both. In Django's async chain each method of a sync-only
    middleware (sessions, CSRF, auth) is a thread hop.
 
-Single client: SQLite (a file), and PostgreSQL too when DATABASE_URL is set. Load: SQLite,
-or PostgreSQL when DATABASE_URL is set. Writes results/transports.json.
+Single client: the embedded defaults (SQLite in a file, the local-memory cache), and the
+scale-out stack too when DATABASE_URL is set (PostgreSQL; the Redis cache, which the rate
+limit then goes through, when REDIS_URL is set). Load: SQLite, or PostgreSQL when
+DATABASE_URL is set. Writes results/transports.json.
 """
 
 from __future__ import annotations
@@ -281,20 +283,28 @@ def main() -> None:
 
     single_rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as folder:
-        databases = [(f"sqlite:///{folder}/single.sqlite3", "sqlite")]
+        # The embedded defaults (SQLite, local-memory cache), then the scale-out stack
+        # (PostgreSQL, and the Redis cache the rate limits use when REDIS_URL is set).
+        embedded = {**os.environ, "REDIS_URL": ""}
+        stacks = [(f"sqlite:///{folder}/single.sqlite3", "sqlite + local memory", embedded)]
         if os.environ.get("DATABASE_URL", "").startswith("postgres"):
-            databases.append((os.environ["DATABASE_URL"], "postgresql"))
-        for database, label in databases:
+            cache = "redis" if os.environ.get("REDIS_URL") else "local memory"
+            stacks.append((os.environ["DATABASE_URL"], f"postgresql + {cache}", dict(os.environ)))
+        for database, label, environment in stacks:
             output = subprocess.run(
-                [sys.executable, __file__, database], capture_output=True, text=True, check=True
+                [sys.executable, __file__, database],
+                capture_output=True,
+                text=True,
+                check=True,
+                env=environment,
             ).stdout
             rows = json.loads(output.strip().splitlines()[-1])
-            single_rows += [{"database": label, **row} for row in rows]
+            single_rows += [{"stack": label, **row} for row in rows]
     print_table(
         f"POST /chat/ in process, instant provider (median of {REQUESTS}; targets 2 ms / 5 ms)",
         single_rows,
         [
-            "database",
+            "stack",
             "request",
             "handler",
             "http_median_ms",
