@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
-from asgiref.sync import sync_to_async
+from asgiref.sync import iscoroutinefunction, sync_to_async
 from django.db import connections
 from django.test import override_settings
 
@@ -161,6 +161,7 @@ def test_auto_runs_the_chain_sync_for_the_chat_projects_middleware(
     settings.MIDDLEWARE = project.MIDDLEWARE
     made = RequestThreadsHandler(middleware=mode)
     assert made.sync_middleware is (mode != "async")
+    assert iscoroutinefunction(made._middleware_chain) is (mode == "async")
 
 
 # The chat project through the handler, in both chain modes.

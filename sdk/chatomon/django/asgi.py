@@ -81,6 +81,11 @@ class RequestThreadsHandler(ASGIHandler):
     Args:
         max_idle_threads: Idle threads kept for later requests. A request finding none
             starts one; a thread coming back to a full pool is stopped.
+        middleware: How the middleware chain runs (`MiddlewareMode`); "auto" picks "sync"
+            when some middleware would otherwise make trips to the request thread.
+
+    Raises:
+        ValueError: A negative `max_idle_threads`, or an unknown `middleware` mode.
     """
 
     def __init__(
@@ -90,15 +95,17 @@ class RequestThreadsHandler(ASGIHandler):
             raise ValueError(f"max_idle_threads must be 0 or more, not {max_idle_threads}")
         if middleware not in ("auto", "async", "sync"):
             raise ValueError(f'middleware must be "auto", "async" or "sync", not {middleware!r}')
-        super().__init__()  # builds the async chain
         self.max_idle_threads = max_idle_threads
         self.sync_middleware = middleware == "sync" or (
             middleware == "auto" and bool(hopping_middleware(settings.MIDDLEWARE))
         )
-        if self.sync_middleware:
-            self.load_middleware(is_async=False)
         # deque.append and deque.pop are atomic, so loops in several threads may share it.
         self._idle: deque[ThreadPoolExecutor] = deque()
+        super().__init__()  # builds the middleware chain (see load_middleware)
+
+    def load_middleware(self, is_async: bool = False) -> None:
+        """Build the middleware chain: sync when `sync_middleware`, whatever Django asks."""
+        super().load_middleware(is_async=is_async and not self.sync_middleware)
 
     @property
     def idle_threads(self) -> int:
