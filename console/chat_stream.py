@@ -1,7 +1,8 @@
 """Turn events for a plain form post of the console chat: run to the end, then redirect.
 
-Streamed posts (console.js asks for ``text/event-stream``) go out as the chat endpoint's
-own event stream (`chatomon.django.sse.event_stream_response`).
+Streamed posts (console.js asks for ``text/event-stream``, as
+`chatomon.django.confirm.wants_event_stream` reads it) go out as the chat endpoint's own
+event stream (`chatomon.django.sse.event_stream_response`).
 """
 
 from __future__ import annotations
@@ -9,14 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from django.http import HttpRequest
-
-__all__ = ["drain", "wants_stream"]
-
-
-def wants_stream(request: HttpRequest) -> bool:
-    """Whether the browser asked for the events as they happen (console.js does)."""
-    return "text/event-stream" in request.headers.get("Accept", "")
+__all__ = ["drain"]
 
 
 async def drain(events: AsyncIterator[dict[str, Any]]) -> tuple[str | None, str | None]:

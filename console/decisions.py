@@ -13,8 +13,7 @@ from typing import Any
 from uuid import UUID
 
 from chatomon.django.models import PendingConfirmation
-
-from .service import console_chat_service, staff_label
+from chatomon.django.service import chat_service
 
 __all__ = ["DecisionOutcome", "decide"]
 
@@ -32,9 +31,9 @@ async def decide(
     user: Any, confirmation_id: UUID, *, approve: bool, reason: str | None
 ) -> DecisionOutcome:
     """Approve or reject as `user`; drives the resumed turn to its end when the claim wins."""
-    service = console_chat_service()
-    stream = service.resolve_confirmation(
-        user, str(confirmation_id), approve, decided_by=staff_label(user), reason=reason or None
+    # The process's service: the same pipeline, and the same service, end users get.
+    stream = chat_service().resolve_confirmation(
+        user, str(confirmation_id), approve, decided_by=user.get_username(), reason=reason or None
     )
     events = [event async for event in stream]
     won = bool(events) and not (

@@ -19,7 +19,8 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from chatomon.django.service import owner_for
+from chatomon.django.confirm import wants_event_stream
+from chatomon.django.service import chat_service, owner_for
 from chatomon.django.sse import event_stream_response
 
 from ..access import USE_CHAT, staff_view
@@ -29,9 +30,8 @@ from ..chat_history import (
     owned_conversation,
     pending_confirmations,
 )
-from ..chat_stream import drain, wants_stream
+from ..chat_stream import drain
 from ..rendering import render_screen
-from ..service import console_chat_service
 
 __all__ = ["chat_confirm", "chat_home", "chat_send"]
 
@@ -94,13 +94,13 @@ async def chat_send(request: HttpRequest) -> HttpResponseBase:
         return HttpResponse("A message is needed (at most 8000 characters).", status=422)
     user = await request.auser()
     conversation_id = form.cleaned_data["conversation_id"]
-    events = console_chat_service().run_turn(
+    events = chat_service().run_turn(
         user,
         form.cleaned_data["text"],
         str(conversation_id) if conversation_id else None,
         owner=owner_for(user, None),
     )
-    if wants_stream(request):
+    if wants_event_stream(request):
         return event_stream_response(events)
     finished, error = await drain(events)
     return await sync_to_async(_back)(
@@ -116,13 +116,13 @@ async def chat_confirm(request: HttpRequest, confirmation_id: UUID) -> HttpRespo
     if not form.is_valid():
         return HttpResponse("Approve or reject.", status=422)
     user = await request.auser()
-    events = console_chat_service().resolve_confirmation(
+    events = chat_service().resolve_confirmation(
         user,
         str(confirmation_id),
         form.cleaned_data["decision"] == "approve",
         owner=owner_for(user, None),
     )
-    if wants_stream(request):
+    if wants_event_stream(request):
         return event_stream_response(events)
     finished, error = await drain(events)
     return await sync_to_async(_back)(finished or request.POST.get("conversation_id"), error)

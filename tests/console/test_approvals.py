@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def harness(monkeypatch):
     harness = Harness()
-    monkeypatch.setattr("chatomon.console.decisions.console_chat_service", harness.build)
+    monkeypatch.setattr("chatomon.console.decisions.chat_service", harness.build)
     return harness
 
 

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def harness(monkeypatch):
     harness = Harness(staff=False)
-    monkeypatch.setattr("chatomon.console.views.chat.console_chat_service", harness.build)
+    monkeypatch.setattr("chatomon.console.views.chat.chat_service", harness.build)
     return harness
 
 
