@@ -161,13 +161,7 @@ def _import_error(path: str, error: BaseException) -> Error:
 
 def _registry_errors(settings: ChatSettings) -> list[CheckMessage]:
     try:
-        if settings.registry is None:
-            from chatomon.data.autodiscovery import autodiscover  # noqa: PLC0415 - needs apps
-
-            autodiscover()
-        registry = settings.manager_registry()
-        settings.check_mutation_names(registry)
-        exposed = registry.schema_index().names
+        exposed = settings.chat_registry().schema_index().names
     except ChatConfigurationError as error:
         return [_settings_error(error)]
     except DataConfigurationError as error:

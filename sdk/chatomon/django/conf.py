@@ -217,11 +217,28 @@ class ChatSettings:
             )
         return built
 
+    def chat_registry(self) -> ManagerRegistry:
+        """The registry the chat tools read, filled and checked (the service and checks use it).
+
+        For the default registry the installed apps' `chat` modules are imported first
+        (`chatomon.data.autodiscover`); then `check_mutation_names` runs against it.
+
+        Raises:
+            ChatConfigurationError: As `manager_registry` and `check_mutation_names` do.
+        """
+        if self.registry is None:
+            from chatomon.data.autodiscovery import autodiscover  # noqa: PLC0415 - needs apps
+
+            autodiscover()
+        registry = self.manager_registry()
+        self.check_mutation_names(registry)
+        return registry
+
     def check_mutation_names(self, registry: ManagerRegistry | None = None) -> None:
         """Check that allowed_mutations names registered mutations only.
 
-        The check needs the filled registry, so it runs here (system checks and service
-        construction call it), not in `validate_chat_settings`.
+        The check needs the filled registry, so it runs in `chat_registry`, not in
+        `validate_chat_settings`.
 
         Raises:
             ChatConfigurationError: unknown_allowed_mutations, with a "did you mean".

@@ -115,16 +115,6 @@ def _listeners(settings: ChatSettings) -> list[Any]:
     return listeners
 
 
-def _registry(settings: ChatSettings) -> Any:
-    if settings.registry is None:
-        from chatomon.data.autodiscovery import autodiscover
-
-        autodiscover()  # the apps' chat modules fill the default registry
-    registry = settings.manager_registry()
-    settings.check_mutation_names(registry)
-    return registry
-
-
 def build_chat_service(settings: ChatSettings | None = None) -> ChatService:
     """A ChatService wired from the validated settings (default: `chat_settings()`).
 
@@ -138,7 +128,7 @@ def build_chat_service(settings: ChatSettings | None = None) -> ChatService:
     return ChatService(
         store=DjangoStore(),
         provider=build_provider(chosen.provider, chosen.provider_config),
-        toolset=Toolset(_registry(chosen), chosen.tools),
+        toolset=Toolset(chosen.chat_registry(), chosen.tools),
         atom_config=chosen.atom_config(),
         limits=chosen.limits,
         system_prompt=chosen.system_prompt,
