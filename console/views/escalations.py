@@ -14,7 +14,7 @@ from chatomon.django.models import Turn
 from ..access import REVIEW_ESCALATION, VIEW_TURNS, may, staff_view
 from ..escalation_queries import escalated_turns
 from ..models import EscalationReview
-from ..rendering import render_screen
+from ..rendering import render_screen, wants_fragment
 from ..turn_rows import rows_of
 
 __all__ = ["escalation_list", "escalation_review"]
@@ -75,8 +75,8 @@ def escalation_review(request: HttpRequest, turn_id: str) -> HttpResponse:
             "reviewed_at": timezone.now(),
         },
     )
-    if not request.headers.get("HX-Request"):
-        return redirect(request.POST.get("next") or "chatomon_console:escalations")
+    if not wants_fragment(request):
+        return redirect("chatomon_console:escalations")
     turn = Turn.objects.select_related("conversation", "escalation_review").get(pk=turn.pk)
     context = {"row": rows_of([turn])[0], "can_review": True}
     return render_screen(request, "chatomon_console/escalations.html", context, partial="row")

@@ -69,10 +69,12 @@ def test_escalations_are_acknowledged_then_resolved_with_a_note(staff_client, ht
     )
     review = apps.get_model("chatomon_console", "EscalationReview").objects.get(turn=turn)
     assert (review.status, review.note) == ("acknowledged", "looking")
+    # A plain form goes back to the list, never to an address the post names.
     done = staff_client.post(
-        f"/console/escalations/{turn.id}/review/", {"status": "resolved", "note": "refunded"}
+        f"/console/escalations/{turn.id}/review/",
+        {"status": "resolved", "note": "refunded", "next": "https://elsewhere.example/"},
     )
-    assert done.status_code == 302
+    assert done.status_code == 302 and done["Location"] == "/console/escalations/"
     assert turn.id[:11] not in staff_client.get("/console/escalations/").content.decode()
     resolved = staff_client.get("/console/escalations/?state=resolved").content.decode()
     assert "refunded" in resolved and "Resolved by alice" in resolved
