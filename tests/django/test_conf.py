@@ -303,6 +303,24 @@ def test_unknown_allowed_mutations_are_named_with_a_did_you_mean() -> None:
     assert "did you mean 'createPart'" in str(caught.value)
 
 
+def test_the_chat_registry_is_autodiscovered_and_checked() -> None:
+    from chatomon.data import registry as default_registry  # noqa: PLC0415
+
+    with override_settings(CHATOMON={"allowed_mutations": ["createPart"]}):
+        found = validate_chat_settings().chat_registry()
+    assert found is default_registry
+    assert "createPart" in found.mutations  # tests.testapp.chat, imported by autodiscovery
+    configured = ManagerRegistry()
+    with override_settings(CHATOMON={"registry": lambda: configured}):
+        assert validate_chat_settings().chat_registry() is configured
+    with (
+        override_settings(CHATOMON={"registry": configured, "allowed_mutations": ["createPart"]}),
+        pytest.raises(ChatConfigurationError) as caught,
+    ):
+        validate_chat_settings().chat_registry()
+    assert caught.value.key == "allowed_mutations"
+
+
 def test_registry_setting_accepts_a_registry_or_a_factory() -> None:
     registry = ManagerRegistry()
     with override_settings(CHATOMON={"registry": registry}):
