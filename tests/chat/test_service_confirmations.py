@@ -236,6 +236,21 @@ async def test_another_owner_cannot_decide(store: ConversationStore) -> None:
     assert events[-1]["type"] == "done" and log == [IRON]
 
 
+async def test_a_consumer_that_stops_reading_after_the_decision_aborts_the_turn(
+    store: ConversationStore,
+) -> None:
+    log: list[dict[str, Any]] = []
+    chat = service(store, rename_script(), log=log, settings=confirm_settings())
+    pending = await suspended_turn(chat)
+    events = chat.resolve_confirmation(USER, pending["id"], True)
+    first = await anext(events)
+    assert first["type"] == "confirmation_resolved"
+    await events.aclose()
+    turn = await store.get_turn(pending["turn_id"])
+    assert turn is not None and turn.status == "aborted"  # not left waiting forever
+    assert log == []
+
+
 async def test_a_malformed_confirmation_id_is_a_bad_event(store: ConversationStore) -> None:
     chat = service(store, rename_script(), settings=confirm_settings())
     events = await collect(chat.resolve_confirmation(USER, "call-1", True))

@@ -335,6 +335,11 @@ class ChatService:
         except Exception as error:  # noqa: BLE001 - failed() logs it; the client gets chat_error
             yield await self.driver.emit(run, await self.driver.failed(run, None, error))
             return
+        except BaseException:
+            # Cancelled, or the consumer stopped reading, before the driver took over: the
+            # decision is claimed and will not be made again, so the turn ends here.
+            await self.store.update_turn(run.turn_id, status="aborted")
+            raise
         decided_at = confirmation.decided_at or datetime.now(UTC)
         pause = TurnPause(
             mutation=confirmation.mutation,
