@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from tests.console.conftest import login, make_confirmation, make_turn, make_user
+from tests.console.conftest import ALL_AREAS, login, make_confirmation, make_turn, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -55,9 +55,7 @@ def test_users_who_are_not_active_staff_are_sent_to_the_login_page(url):
 
 @pytest.mark.parametrize(("url", "permission"), PAGES.items())
 def test_staff_without_the_areas_permission_get_403(url, permission):
-    others = tuple(p for p in (
-        "view_dashboard", "use_chat", "view_approvals", "decide_confirmation", "view_turns",
-        "review_escalation", "view_audit") if p != permission)  # fmt: skip
+    others = tuple(p for p in ALL_AREAS if p != permission)
     response = login(make_user("bob", perms=others)).get(url)
     assert response.status_code == 403
     assert f"chatomon_console.{permission}" in response.content.decode()
@@ -91,6 +89,7 @@ def test_state_changes_need_the_csrf_token(staff):
         (f"/console/escalations/{turn.id}/review/", {"status": "resolved"}),
         (f"/console/approvals/{confirmation.id}/decide/", {"decision": "approve"}),
         ("/console/chat/send/", {"text": "hi"}),
+        (f"/console/chat/confirm/{confirmation.id}/", {"decision": "approve"}),
     ]:
         assert client.post(url, data).status_code == 403, url
 

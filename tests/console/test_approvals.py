@@ -56,7 +56,10 @@ def test_expired_items_are_greyed_with_disabled_buttons_and_cannot_be_decided(
     )  # fmt: skip
     assert response.status_code == 409 and harness.log == []
     # The first touch resolved it as timed out; it now lives in the history.
-    assert PendingConfirmation.objects.get(pk=pending["id"]).status in ("expired", "rejected")
+    row = PendingConfirmation.objects.get(pk=pending["id"])
+    assert (row.status, row.reason) == ("expired", "confirmation_timed_out")
+    history = staff_client.get("/console/approvals/history/?status=expired").content.decode()
+    assert f'id="cc-approval-{pending["id"]}"' in history
 
 
 def test_approving_runs_the_mutation_once_and_a_second_decider_gets_409(harness):
