@@ -2,7 +2,8 @@
 
 The input chain runs first. A report with `steps` (the nucleus' provider rounds and tool
 calls, each with its start on the turn's active timeline) shows them where they ran, and
-each attempt's output chain after the attempt's last step. An older report without steps
+the output chains after the last step (a step carries no attempt number, so the chains of a
+regenerated reply follow the final step too). An older report without steps
 records only durations: there the nucleus' share of an attempt is what the total leaves
 after the orbitals, split evenly over the attempts, and those bars are marked as derived.
 """
