@@ -167,32 +167,20 @@ def close_turn(
     real end, so the common case needs no read at all.
     """
     connection = _connection()
+    changes = _turn_changes(status, report, None, now)
+
+    def write(at: int | None) -> None:
+        with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+            _move(cursor, turn_id, status, changes)
+            _append(cursor, owner, conversation_id, items, now, at)
+
     if position is not None:
         try:
-            with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
-                _close(
-                    cursor, owner, conversation_id, turn_id, items, status, report, now, position
-                )
+            write(position)
             return
         except IntegrityError:
             pass  # another turn wrote there meanwhile
-    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
-        _close(cursor, owner, conversation_id, turn_id, items, status, report, now, None)
-
-
-def _close(  # noqa: PLR0917 - the private body of close_turn
-    cursor: CursorWrapper,
-    owner: Owner,
-    conversation_id: UUID,
-    turn_id: str,
-    items: Sequence[MessageItem],
-    status: str,
-    report: TurnReport | None,
-    now: datetime,
-    position: int | None,
-) -> None:
-    _move(cursor, turn_id, status, _turn_changes(status, report, None, now))
-    _append(cursor, owner, conversation_id, items, now, position)
+    write(None)
 
 
 def _turn_changes(
