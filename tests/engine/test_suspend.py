@@ -9,7 +9,16 @@ from typing import Any
 
 import pytest
 
-from chatomon import Atom, Blocklist, MaxLength, TokenUsage, TurnDone
+from chatomon import (
+    Atom,
+    Blocklist,
+    MaxLength,
+    Orbital,
+    OrbitalContext,
+    TokenUsage,
+    TurnDone,
+    Verdict,
+)
 from chatomon.errors import TurnStateError
 from chatomon.events import TextChunk, TurnSuspended
 from chatomon.nucleus import NucleusRequest, NucleusSuspend, StepTiming
@@ -88,6 +97,31 @@ async def test_the_output_chain_checks_the_whole_reply_and_may_regenerate() -> N
     assert done.reply == "There are 3."
     assert nucleus.requests[1].guidance == ("Never say secret.",)
     assert [a.decision for a in done.report.output] == ["regenerate", "accept"]
+
+
+class Checked(Orbital):
+    """Blocks "check"; judges prefixes (streaming) and records every text it checks."""
+
+    side = "output"
+    streaming = True
+
+    def __init__(self) -> None:
+        self.checked: list[str] = []
+
+    def check(self, ctx: OrbitalContext) -> Verdict:
+        self.checked.append(ctx.message)
+        return Verdict.block(reply="[withheld]") if "check" in ctx.message else Verdict.allow()
+
+
+async def test_a_release_halted_before_the_suspension_stays_halted() -> None:
+    guard = Checked()
+    paused = await suspend(Atom("data", Pausing(), output=[guard], stream_window=4))
+    assert guard.checked == ["Let me check. "]  # the prefix failed: release halted
+    guard.checked.clear()
+    resumed = Atom("data", Continuing("There are three of them."), output=[guard], stream_window=4)
+    events = [event async for event in resumed.resume(json.loads(json.dumps(paused.snapshot)))]
+    assert guard.checked == ["Let me check. There are three of them."]  # only the final check
+    assert [e.content for e in events if isinstance(e, TextChunk)] == ["[withheld]"]
 
 
 async def test_a_resumed_turn_can_suspend_again() -> None:

@@ -53,12 +53,14 @@ class ReplyProgress:
         reset: Whether the next shown chunk must tell the client to reset.
         written: The text the nucleus wrote so far in this attempt.
         released: The part of it already shown to the user.
+        halted: Whether a prefix check failed, so nothing more is shown until the end.
     """
 
     guidance: tuple[str, ...]
     reset: bool = False
     written: str = ""
     released: str = ""
+    halted: bool = False
 
 
 def snapshot_turn(turn: Turn, progress: ReplyProgress) -> dict[str, Any]:
@@ -102,6 +104,7 @@ def snapshot_turn(turn: Turn, progress: ReplyProgress) -> dict[str, Any]:
             "reset": progress.reset,
             "written": progress.written,
             "released": progress.released,
+            "halted": progress.halted,
         },
     }
 
@@ -150,6 +153,7 @@ def restore_turn(atom: Atom, data: Mapping[str, Any]) -> tuple[Turn, ReplyProgre
         reset=progress["reset"],
         written=progress["written"],
         released=progress["released"],
+        halted=progress["halted"],
     )
 
 

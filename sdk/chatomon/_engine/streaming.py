@@ -124,6 +124,7 @@ async def _replies(
     guidance, reset = progress.guidance, progress.reset
     release = Release(turn, mode=turn.atom.release_mode, window=window)
     release.written, release.released = progress.written, progress.released
+    release.halted = progress.halted
     while True:
         reply: str | None = None
         events = nucleus.run(turn.nucleus_request(guidance))
@@ -141,7 +142,9 @@ async def _replies(
                 elif isinstance(event, StepTiming):
                     turn.record_step(event)
                 elif isinstance(event, NucleusSuspend):
-                    now = ReplyProgress(guidance, reset, release.written, release.released)
+                    now = ReplyProgress(
+                        guidance, reset, release.written, release.released, release.halted
+                    )
                     yield TurnSuspended(
                         snapshot=snapshot_turn(turn, now),
                         state=event.state,
