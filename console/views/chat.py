@@ -103,6 +103,9 @@ async def chat_send(request: HttpRequest) -> HttpResponseBase:
     if wants_event_stream(request):
         return event_stream_response(events)
     finished, error = await drain(events)
+    if error == "conversation_not_found":
+        # Gone, or never theirs: no conversation to go back to, so a new one with the notice.
+        return await sync_to_async(_back)(None, error)
     return await sync_to_async(_back)(
         finished or (str(conversation_id) if conversation_id else None), error
     )

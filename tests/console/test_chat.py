@@ -85,5 +85,17 @@ def test_only_the_staff_members_own_conversations_are_listed_or_opened(
     assert b"<html" not in part.content and b'id="cc-conversation"' in part.content
 
 
+def test_a_plain_post_to_a_conversation_not_theirs_shows_why_on_a_new_chat(harness, staff_client):
+    other = conversation(str(User.objects.create_user("bob").pk))
+    response = staff_client.post(
+        "/console/chat/send/", {"text": "Rename 1", "conversation_id": str(other.id)}
+    )
+    assert response["Location"] == "/console/chat/?error=conversation_not_found"
+    page = staff_client.get(response["Location"])
+    assert page.status_code == 200
+    assert "That conversation does not exist or is not yours." in page.content.decode()
+    assert harness.log == [] and other.turns.count() == 0
+
+
 def test_an_empty_message_is_refused(harness, staff_client):
     assert staff_client.post("/console/chat/send/", {"text": ""}).status_code == 422
