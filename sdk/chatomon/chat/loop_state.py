@@ -14,7 +14,15 @@ from typing import Any, Literal
 from chatomon.chat.prompts import REJECTED_RESULT, TIMED_OUT_RESULT
 from chatomon.providers.base import Message, ToolCall
 
-__all__ = ["LoopResume", "LoopState", "Outcome", "PendingCall", "declined_result"]
+__all__ = [
+    "LoopResume",
+    "LoopState",
+    "Outcome",
+    "PendingCall",
+    "call_from_dict",
+    "call_to_dict",
+    "declined_result",
+]
 
 Outcome = Literal["approved", "rejected", "expired", "cancelled"]
 """How a waiting mutation was decided."""
@@ -32,7 +40,7 @@ class PendingCall:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {
-            "call": _call_to_dict(self.call),
+            "call": call_to_dict(self.call),
             "answer": self.answer,
             "mutation": self.mutation,
             "input": dict(self.input),
@@ -42,7 +50,7 @@ class PendingCall:
     def from_dict(cls, data: Mapping[str, Any]) -> PendingCall:
         """The call `to_dict` saved."""
         return cls(
-            call=_call_from_dict(data["call"]),
+            call=call_from_dict(data["call"]),
             answer=data["answer"],
             mutation=data["mutation"],
             input=dict(data["input"]),
@@ -116,11 +124,13 @@ def declined_result(mutation: str, outcome: Outcome) -> dict[str, Any]:
     return {"status": "rejected", "mutation": mutation, "message": REJECTED_RESULT}
 
 
-def _call_to_dict(call: ToolCall) -> dict[str, Any]:
+def call_to_dict(call: ToolCall) -> dict[str, Any]:
+    """JSON-ready form of a tool call."""
     return {"id": call.id, "name": call.name, "arguments": dict(call.arguments)}
 
 
-def _call_from_dict(data: Mapping[str, Any]) -> ToolCall:
+def call_from_dict(data: Mapping[str, Any]) -> ToolCall:
+    """The tool call `call_to_dict` saved."""
     return ToolCall(id=data["id"], name=data["name"], arguments=dict(data["arguments"]))
 
 
@@ -128,7 +138,7 @@ def _message_to_dict(message: Message) -> dict[str, Any]:
     return {
         "role": message.role,
         "content": message.content,
-        "tool_calls": [_call_to_dict(c) for c in message.tool_calls],
+        "tool_calls": [call_to_dict(c) for c in message.tool_calls],
         "tool_call_id": message.tool_call_id,
         "name": message.name,
     }
@@ -138,7 +148,7 @@ def _message_from_dict(data: Mapping[str, Any]) -> Message:
     return Message(
         role=data["role"],
         content=data["content"],
-        tool_calls=tuple(_call_from_dict(c) for c in data["tool_calls"]),
+        tool_calls=tuple(call_from_dict(c) for c in data["tool_calls"]),
         tool_call_id=data["tool_call_id"],
         name=data["name"],
     )
