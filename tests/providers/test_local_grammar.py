@@ -83,20 +83,8 @@ def longest(text: str, start: str = "tool-call") -> int:
 
 
 def demo_tools() -> list[ToolDefinition]:
-    """The demo's discovery tools and a mutate tool with a free-form input."""
-    return [
-        *definitions.discovery_definitions(50),
-        ToolDefinition(
-            "mutate",
-            "Change data with one mutation.",
-            {
-                "type": "object",
-                "properties": {"mutation": {"type": "string"}, "input": {"type": "object"}},
-                "required": ["mutation", "input"],
-                "additionalProperties": False,
-            },
-        ),
-    ]
+    """The demo's six chat tools: discovery, then mutate with its free-form input."""
+    return [*definitions.discovery_definitions(50), definitions.mutate_definition(())]
 
 
 def test_every_call_of_the_chat_tools_is_bounded() -> None:

@@ -162,28 +162,15 @@ async def test_chatomons_own_data_tools_get_a_grammar_and_a_call(provider) -> No
     assert {call.name for call in calls} <= {tool.name for tool in tools}
     model = provider._model
     assert model is not None
-    assert model.grammar_for(tools) is not None  # llama.cpp's converter took the schemas
-
-
-def _mutate_with_free_input() -> ToolDefinition:
-    # The shape of chatomon's mutate tool: a free-form `input` object, the schema that
-    # let the model write until max_tokens before the grammar bounded it.
-    return ToolDefinition(
-        "mutate",
-        "Change data with one mutation.",
-        {
-            "type": "object",
-            "properties": {"mutation": {"type": "string"}, "input": {"type": "object"}},
-            "required": ["mutation", "input"],
-            "additionalProperties": False,
-        },
-    )
+    assert model.grammar_for(tools) is not None  # the bounded grammar took the schemas
 
 
 @pytest.mark.parametrize("seed", [3, 4])
 async def test_calls_with_free_form_objects_end_within_max_tokens(seed: int) -> None:
     definitions = importlib.import_module("chatomon.chat.tools.definitions")
-    tools = [*definitions.discovery_definitions(50), _mutate_with_free_input()]
+    # chatomon's mutate tool takes a free-form `input` object: the schema that let the
+    # model write until max_tokens before the grammar bounded it.
+    tools = [*definitions.discovery_definitions(50), definitions.mutate_definition(())]
     local = LocalProvider(max_tokens=128, seed=seed)
     try:
         events = await complete(local, [Message.user("Which projects use part P-1002?")], tools)
