@@ -172,11 +172,16 @@ def test_durations_are_bars_relative_to_the_slowest_run() -> None:
 
 
 def test_report_sections_are_details_and_say_what_was_not_captured() -> None:
-    report = hostile_report().model_copy(update={"capture_content": "none", "user_message": None})
+    full = hostile_report()
+    attempt = full.output[0].model_copy(update={"nucleus_reply": None})
+    report = full.model_copy(
+        update={"capture_content": "none", "user_message": None, "output": (attempt,)}
+    )
     html = render_html(report)
     assert html.count("<details") >= 2
     assert "Input chain (2)" in html and "Output attempt 1" in html
     assert "user message" not in html  # nothing is captured at "none": nothing to show
+    assert "nucleus reply: not captured (capture=none)" in html  # said, not an empty box
     hashed = hostile_report().model_copy(update={"capture_content": "hash", "user_message": "ab12"})
     assert "sha256 ab12" in render_html(hashed)
 

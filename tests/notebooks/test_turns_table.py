@@ -15,7 +15,12 @@ def no_refunds(ctx):
 
 
 def reports() -> list[TurnReport]:
-    shop = Atom("shop", nucleus=lambda m, g: "Sure.", input=[MaxLength(40), no_refunds])
+    shop = Atom(
+        "shop",
+        nucleus=lambda m, g: "Sure.",
+        input=[MaxLength(40), no_refunds],
+        capture_content="full",  # the messages reach the table, so its escaping shows
+    )
     other = Atom("other", nucleus=lambda m, g: "Hi.")
     return [
         shop.chat_sync("a bolt please").report,
@@ -63,7 +68,7 @@ def test_the_table_escapes_and_keeps_each_report_in_a_section() -> None:
     html = table.children[1].value
     assert "4 turns" in html and html.count("<details><summary>Turn ") == 4
     assert '<span class="cm-badge cm-bad">blocked</span>' in html
-    assert "<now>" not in html
+    assert "<now>" not in html and "a refund &lt;now&gt;" in html
 
 
 def test_matching_reports_with_no_filter_keeps_every_report() -> None:
