@@ -122,8 +122,7 @@ class ChatState(HasTraits):
         ]
 
     def _on_done(self, event: Mapping[str, Any]) -> None:
-        self._flush()
-        self.draft = ""
+        self._end_reply(stopped=False)
         self._add(
             {
                 "role": "assistant",
