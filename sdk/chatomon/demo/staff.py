@@ -22,10 +22,9 @@ DEFAULT_USERNAME = "staff"
 
 @dataclass(frozen=True)
 class StaffAccount:
-    """The staff user, whether this run created it or set its password, and a generated one."""
+    """The staff user, whether this run set its password, and the password it generated."""
 
     user: Any
-    created: bool
     password_set: bool
     generated_password: str | None
 
@@ -46,6 +45,4 @@ def ensure_staff_user(environ: Mapping[str, str] = os.environ) -> StaffAccount:
     if password_set:
         user.set_password(password)
     user.save()
-    return StaffAccount(
-        user=user, created=created, password_set=password_set, generated_password=generated
-    )
+    return StaffAccount(user=user, password_set=password_set, generated_password=generated)
