@@ -62,6 +62,9 @@ out = {
     "unknown_material": execute_mutation(
         registry, "createPart", {"name": "Nothing", "material_id": 999999}, owner
     ),
+    "unknown_part": execute_mutation(
+        registry, "updatePartCost", {"part_id": 999999, "unit_cost": "1.00"}, owner
+    ),
 }
 print(json.dumps(out))
 """
@@ -119,6 +122,12 @@ def test_create_part_takes_the_next_free_number(outcome: dict[str, Any]) -> None
     assert outcome["created_number"] == expected
 
 
-def test_create_part_with_an_unknown_material_is_an_input_error(outcome: dict[str, Any]) -> None:
-    assert outcome["unknown_material"]["code"] == "invalid_input"
-    assert "no material with id 999999" in outcome["unknown_material"]["message"]
+def test_an_unknown_material_or_part_is_an_input_error(outcome: dict[str, Any]) -> None:
+    for key, kind, field in [
+        ("unknown_material", "material", "material_id"),
+        ("unknown_part", "part", "part_id"),
+    ]:
+        error = outcome[key]
+        assert error["code"] == "invalid_input"
+        assert f"no {kind} with id 999999" in error["message"]
+        assert error["errors"] == [{"field": field, "message": "no such object"}]

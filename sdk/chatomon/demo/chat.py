@@ -93,16 +93,21 @@ def next_part_number() -> str:
     return f"P-{max(numbers, default=1000) + 1}"
 
 
+def _no_such(kind: str, pk: int, field: str) -> DataError:
+    """The input error of an id naming no row, pointing at the input field."""
+    return DataError(
+        f"there is no {kind} with id {pk}",
+        code="invalid_input",
+        details={"errors": [{"field": field, "message": "no such object"}]},
+    )
+
+
 def _name_of(model: type[Material] | type[Supplier], pk: int | None, field: str) -> str | None:
     if pk is None:
         return None
     name: str | None = model.objects.filter(pk=pk).values_list("name", flat=True).first()
     if name is None:
-        raise DataError(
-            f"there is no {model.__name__.lower()} with id {pk}",
-            code="invalid_input",
-            details={"errors": [{"field": field, "message": "no such object"}]},
-        )
+        raise _no_such(model.__name__.lower(), pk, field)
     return name
 
 
@@ -116,11 +121,7 @@ def _visible_project(actor: Any, project_id: int) -> Project:
 def _part(part_id: int) -> Part:
     part = Part.objects.select_related("material").filter(pk=part_id).first()
     if part is None:
-        raise DataError(
-            f"there is no part with id {part_id}",
-            code="invalid_input",
-            details={"errors": [{"field": "part_id", "message": "no such object"}]},
-        )
+        raise _no_such("part", part_id, "part_id")
     return part
 
 
