@@ -4,7 +4,8 @@
   (HTTP 403, WebSocket close 4403). A sync callable runs in a worker thread, so it may use
   the ORM.
 - `chat_identity`: anonymous chats belong to a random identity kept in the Django session,
-  created (and its cookie set by SessionMiddleware) on the first request.
+  created (and its cookie set by SessionMiddleware) on the first request; `identify` gives
+  the conversation owner and the rate-limit scope of a user (else that identity).
 - `rate_limited`: one request counted against the actor's budget, per message and per
   confirmation; a refusal is the `rate_limited` event with `retry_after_seconds`.
 - `Admitted`: what passed them, and the one way every transport starts a turn from it.
@@ -23,9 +24,11 @@ from asgiref.sync import sync_to_async
 from chatomon.chat.service import ChatService
 from chatomon.chat.service_events import error_event
 from chatomon.chat.store.records import Owner
+from chatomon.data.actor import is_authenticated
 from chatomon.django.conf import ChatSettings
 from chatomon.django.ratelimit import RateLimiter, TokenBudget, scope_key
 from chatomon.django.requests import ConfirmRequest, MessageRequest
+from chatomon.django.service import owner_for
 
 __all__ = [
     "DENIED_MESSAGE",
@@ -34,6 +37,7 @@ __all__ = [
     "Admitted",
     "chat_identity",
     "denied_event",
+    "identify",
     "limiter_for",
     "permitted",
     "rate_limited",
@@ -81,6 +85,18 @@ async def chat_identity(session: Any, *, save: bool = False) -> str:
     if save:
         await session.asave()
     return identity
+
+
+async def identify(
+    user: Any, session: Any, client_ip: str | None, *, save: bool = False
+) -> tuple[Owner, str]:
+    """The conversation owner and the rate-limit scope: the user's, else the session's.
+
+    An anonymous user chats as the session's `chat_identity` (`save` as there); the
+    client IP is the scope's last resort (see `scope_key`).
+    """
+    session_key = None if is_authenticated(user) else await chat_identity(session, save=save)
+    return owner_for(user, session_key), scope_key(user, session_key, client_ip)
 
 
 def limiter_for(settings: ChatSettings) -> RateLimiter:

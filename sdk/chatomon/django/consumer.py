@@ -32,14 +32,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.contrib.auth.models import AnonymousUser
 
 from chatomon.chat.service_events import GENERIC_ERROR_MESSAGE, error_event
-from chatomon.django.admission import (
-    Admitted,
-    chat_identity,
-    limiter_for,
-    permitted,
-    rate_limited,
-    scope_key,
-)
+from chatomon.django.admission import Admitted, identify, limiter_for, permitted, rate_limited
 from chatomon.django.conf import chat_settings
 from chatomon.django.requests import (
     BadRequest,
@@ -49,7 +42,7 @@ from chatomon.django.requests import (
     parse_confirm,
     parse_message,
 )
-from chatomon.django.service import chat_service, conversation_group, owner_for
+from chatomon.django.service import chat_service, conversation_group
 from chatomon.django.signals import send_chat_error
 from chatomon.django.socket_state import SocketState
 
@@ -87,12 +80,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
         await self._subscribe_from_query()
 
     async def _identify(self) -> None:
-        session_key = None
-        if not self.user.is_authenticated:
-            session_key = await chat_identity(self.scope["session"], save=True)
-        self.owner = owner_for(self.user, session_key)
         client = self.scope.get("client") or (None,)
-        self.rate_scope = scope_key(self.user, session_key, client[0])
+        self.owner, self.rate_scope = await identify(
+            self.user, self.scope.get("session"), client[0], save=True
+        )
 
     async def disconnect(self, code: int) -> None:
         """Cancel the running turn (recorded as aborted) and leave the groups."""

@@ -26,12 +26,11 @@ from django.views.decorators.csrf import csrf_protect
 
 from chatomon.django.admission import (
     Admitted,
-    chat_identity,
     denied_event,
+    identify,
     limiter_for,
     permitted,
     rate_limited,
-    scope_key,
 )
 from chatomon.django.conf import ChatSettings, chat_settings
 from chatomon.django.requests import (
@@ -41,7 +40,7 @@ from chatomon.django.requests import (
     parse_message,
     too_large,
 )
-from chatomon.django.service import chat_service, owner_for
+from chatomon.django.service import chat_service
 
 __all__ = ["ChatEndpoint", "ChatView", "collect", "envelope"]
 
@@ -102,19 +101,15 @@ class ChatEndpoint(View):
         parsed = decoded if isinstance(decoded, BadRequest) else self.parse(decoded, settings)
         if isinstance(parsed, BadRequest):
             return self.refuse(request, parsed.status, parsed.event)
-        session_key = None
-        if not user.is_authenticated:
-            session = getattr(request, "session", None)
-            if session is None:  # no SessionMiddleware: an anonymous chat has no owner
-                return self.refuse(request, 403, denied_event())
-            session_key = await chat_identity(session)
-        scope = scope_key(user, session_key, request.META.get("REMOTE_ADDR"))
+        session = getattr(request, "session", None)
+        if session is None and not user.is_authenticated:
+            return self.refuse(request, 403, denied_event())  # no SessionMiddleware: no owner
+        owner, scope = await identify(user, session, request.META.get("REMOTE_ADDR"))
         limited = await rate_limited(limiter_for(settings), scope)
         if limited is not None:
             response = self.refuse(request, 429, limited)
             response["Retry-After"] = str(limited["retry_after_seconds"])
             return response
-        owner = owner_for(user, session_key)
         return Admitted(settings, chat_service(), user, owner, scope, parsed)
 
 
