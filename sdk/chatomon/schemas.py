@@ -93,7 +93,7 @@ def _notebook(module: str) -> Any:
 
 
 class _RichDisplay:
-    """Jupyter display of the contracts, drawn by `chatomon.notebook.display`."""
+    """Jupyter display drawn by `chatomon.notebook.display` (also `_rich_display.RichDisplay`)."""
 
     __slots__ = ()
 
