@@ -49,41 +49,31 @@ def names(heard: list[tuple[str, dict[str, Any]]]) -> list[str]:
     return [name for name, _ in heard]
 
 
-async def test_a_confirmed_mutation_sends_message_tool_and_mutation_signals(
-    heard: list[tuple[str, dict[str, Any]]],
+@pytest.mark.parametrize(
+    ("confirmed", "reply", "status"),
+    [(True, "Done.", "executed"), (False, "Left as is.", "rejected")],
+)
+async def test_a_decided_mutation_sends_message_tool_and_mutation_signals(
+    heard: list[tuple[str, dict[str, Any]]], confirmed: bool, reply: str, status: str
 ) -> None:
     chat = service(
         MemoryStore(),
-        ScriptedProvider([[RENAME], ["Done."]]),
+        ScriptedProvider([[RENAME], [reply]]),
         settings=confirm_settings(),
         listeners=[send_activity],
     )
     pending = (await collect(chat.run_turn(USER, "Rename steel")))[-1]
-    await collect(chat.resolve_confirmation(USER, pending["id"], True))
+    await collect(chat.resolve_confirmation(USER, pending["id"], confirmed))
     assert names(heard) == ["chat_message_received", "chat_tool_called", "chat_mutation_executed"]
     message, tool, mutation = (kwargs for _, kwargs in heard)
     assert message["text"] == "Rename steel" and message["user"] is USER
     assert message["conversation_id"] == pending["conversation_id"]
     assert tool["name"] == "mutate" and tool["call_id"] == pending["call_id"]
+    assert tool["result"]["status"] == status
     assert mutation["mutation"] == "renameMaterial"
     assert mutation["input"] == {"material_id": 1, "name": "Iron"}
-    assert mutation["result"]["status"] == "executed"
+    assert mutation["result"]["status"] == status
     assert mutation["turn_id"] == pending["turn_id"]
-
-
-async def test_a_rejection_is_a_mutation_signal_too(
-    heard: list[tuple[str, dict[str, Any]]],
-) -> None:
-    chat = service(
-        MemoryStore(),
-        ScriptedProvider([[RENAME], ["Left as is."]]),
-        settings=confirm_settings(),
-        listeners=[send_activity],
-    )
-    pending = (await collect(chat.run_turn(USER, "Rename steel")))[-1]
-    await collect(chat.resolve_confirmation(USER, pending["id"], False))
-    outcome = next(kwargs for name, kwargs in heard if name == "chat_mutation_executed")
-    assert outcome["result"]["status"] == "rejected"
 
 
 async def test_a_provider_failure_sends_chat_error_with_the_exception(
