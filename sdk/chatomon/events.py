@@ -68,8 +68,9 @@ class TurnDone:
 class TurnSuspended:
     """The last event of a turn whose nucleus must wait (for a mutation's confirmation).
 
-    Nothing is reported yet: the turn continues with `Atom.resume(snapshot, state)`, and
-    its one TurnReport is written when it finishes.
+    Nothing is reported yet: the turn continues with `Atom.resume(snapshot)` on an atom
+    whose nucleus is rebuilt from `state`, and its one TurnReport is written when it
+    finishes.
 
     Attributes:
         snapshot: JSON-ready state of the turn (orbital results, attempts, usage, ...).

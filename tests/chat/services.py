@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 from pydantic import BaseModel
@@ -70,13 +69,3 @@ def rename_script(answer: str = "Done.") -> ScriptedProvider:
 async def collect(events: AsyncIterator[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every event of a stream."""
     return [event async for event in events]
-
-
-async def wait_for(check: Callable[[], Awaitable[Any]], seconds: float = 5.0) -> Any:
-    """Poll `check` until it gives a true value."""
-    for _ in range(int(seconds / 0.01)):
-        value = await check()
-        if value:
-            return value
-        await asyncio.sleep(0.01)
-    raise AssertionError("condition not reached")
