@@ -79,6 +79,11 @@ def test_a_rejected_approval_tells_the_user_nothing_changed(new_page) -> None:
 
     expect(user.locator(".chatomon-note").last).to_have_text("Decision: rejected by staff")
     expect(user.locator(".chatomon-assistant").last).to_contain_text("The change was not made")
+    # The reason typed on the card is kept with the decision.
+    staff.get_by_role("link", name="Decided confirmations (history)").click()
+    decided = staff.locator(".cc-approval", has_text="P-1003")
+    expect(decided).to_contain_text("rejected by staff")
+    expect(decided).to_contain_text("reason: too cheap")
 
 
 def test_the_user_confirms_their_own_assignment_in_the_chat(new_page) -> None:
