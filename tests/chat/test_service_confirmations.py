@@ -110,6 +110,24 @@ async def test_one_report_covers_the_whole_turn_with_its_pause(store: Conversati
     assert turn.report["pauses"][0]["outcome"] == "approved"
 
 
+async def test_a_blocked_message_of_a_suspended_turn_is_stored_as_the_placeholder(
+    store: ConversationStore,
+) -> None:
+    guard = Blocklist(["hunter2"], guidance="Refuse politely.")
+    chat = service(
+        store, rename_script(), settings=confirm_settings(), atom_config=AtomConfig(input=[guard])
+    )
+    pending = await suspended_turn(chat, "my password is hunter2, rename steel")
+    stored = await store.messages(Owner.user(7), UUID(pending["conversation_id"]))
+    user = stored[0].item
+    assert user.kind == "user" and user.blocked and "hunter2" not in user.content
+    events = await collect(chat.resolve_confirmation(USER, pending["id"], True))
+    assert events[-1]["type"] == "done"
+    stored = await store.messages(Owner.user(7), UUID(pending["conversation_id"]))
+    assert [m.item.kind for m in stored] == ["user", "tool_calls", "tool_result", "assistant"]
+    assert not any("hunter2" in (m.item.content or "") for m in stored)
+
+
 async def test_a_fresh_service_resumes_a_turn_another_one_suspended(
     store: ConversationStore,
 ) -> None:
