@@ -311,6 +311,9 @@ async def test_a_staff_approval_suspends_even_without_client_confirmations(
     chat = service(store, rename_script(), settings=confirm_settings(staff=True))
     events = await collect(chat.run_turn(USER, "Rename steel", can_confirm=False))
     assert events[-1]["type"] == "confirm_mutation" and events[-1]["approver"] == "staff"
+    assert [str(c.id) for c in await store.list_pending("staff")] == [events[-1]["id"]]
+    turn = await store.get_turn(events[-1]["turn_id"])
+    assert turn is not None and turn.status == "awaiting_confirmation"
 
 
 async def test_a_resumed_turn_can_wait_for_a_second_mutation(store: ConversationStore) -> None:
