@@ -11,6 +11,7 @@ PostgreSQL too when DATABASE_URL is set. Writes results/chat.json.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import statistics
 import sys
@@ -19,8 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tests.benchmarks.reporting import percentile, print_table, run_child, write_results
 
 TURNS = 200
 WARMUP = 20
@@ -145,12 +147,12 @@ async def measure(kind: str) -> dict[str, Any]:
             samples.append(elapsed * 1000)
             cpu.append(cpu_elapsed * 1000)
             statements.append(EXECUTED[0] - before)
-    ordered = sorted(samples)
+    median = statistics.median(samples)
     return {
         "turn": "plain answer" if kind == "plain" else "read, one query round",
-        "median_ms": round(statistics.median(ordered), 3),
-        "p90_ms": round(ordered[int(len(ordered) * 0.9) - 1], 3),
-        "turns_per_s": round(1000 / statistics.median(ordered), 1),
+        "median_ms": round(median, 3),
+        "p90_ms": round(percentile(samples, 0.9), 3),
+        "turns_per_s": round(1000 / median, 1),
         "cpu_ms": round(statistics.median(cpu), 3),
         "sql_per_turn": round(statistics.median(statements), 1),
         "prompt_chars": provider.prompt_chars,
@@ -168,11 +170,7 @@ def run_on(database_url: str, label: str) -> list[dict[str, Any]]:
 
 def main() -> None:
     """Measure on SQLite (and PostgreSQL in a child process), print, write JSON."""
-    from tests.benchmarks.reporting import print_table, write_results  # noqa: PLC0415
-
     if len(sys.argv) == 3:  # child: one database, rows as JSON on stdout
-        import json  # noqa: PLC0415
-
         print(json.dumps(run_on(sys.argv[1], sys.argv[2])))
         return
     rows: list[dict[str, Any]] = []
@@ -180,14 +178,8 @@ def main() -> None:
         targets = [(f"sqlite:///{folder}/chat.sqlite3", "sqlite")]
         if os.environ.get("DATABASE_URL", "").startswith("postgres"):
             targets.append((os.environ["DATABASE_URL"], "postgresql"))
-        import json  # noqa: PLC0415
-        import subprocess  # noqa: PLC0415
-
         for url, label in targets:
-            output = subprocess.run(
-                [sys.executable, __file__, url, label], capture_output=True, text=True, check=True
-            ).stdout
-            rows += json.loads(output.strip().splitlines()[-1])
+            rows += run_child(__file__, url, label)
     print_table(
         f"ChatService turns, instant provider (median of {TURNS})",
         rows,

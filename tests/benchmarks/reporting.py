@@ -1,4 +1,5 @@
-"""Shared output of the benchmarks: a printed table and a JSON file under results/."""
+"""Shared parts of the benchmarks: percentiles, a printed table, a JSON file under results/,
+and a measurement run in a fresh interpreter."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -15,15 +17,20 @@ from typing import Any
 RESULTS = Path(__file__).parent / "results"
 
 
+def percentile(samples: Sequence[float], fraction: float) -> float:
+    """The sample at rank `fraction` of the sorted samples (nearest rank, not interpolated)."""
+    ordered = sorted(samples)
+    return ordered[max(0, int(len(ordered) * fraction) - 1)]
+
+
 def summarize(samples_us: Sequence[float]) -> dict[str, float]:
     """Median, p90, p99 and throughput of per-operation times in microseconds."""
-    ordered = sorted(samples_us)
-    median = statistics.median(ordered)
+    median = statistics.median(samples_us)
     return {
-        "n": len(ordered),
+        "n": len(samples_us),
         "median_us": round(median, 2),
-        "p90_us": round(ordered[int(len(ordered) * 0.90) - 1], 2),
-        "p99_us": round(ordered[int(len(ordered) * 0.99) - 1], 2),
+        "p90_us": round(percentile(samples_us, 0.90), 2),
+        "p99_us": round(percentile(samples_us, 0.99), 2),
         "per_second": round(1_000_000 / median, 1) if median else float("inf"),
     }
 
@@ -58,3 +65,12 @@ def write_results(name: str, payload: dict[str, Any]) -> Path:
     }
     path.write_text(json.dumps(document, indent=2) + "\n")
     return path
+
+
+def run_child(script: str, *args: str, env: Mapping[str, str] | None = None) -> Any:
+    """Run `script args` in a fresh interpreter (its own Django settings); the JSON it
+    prints as its last line of output."""
+    output = subprocess.run(
+        [sys.executable, script, *args], capture_output=True, text=True, check=True, env=env
+    ).stdout
+    return json.loads(output.strip().splitlines()[-1])

@@ -4,8 +4,8 @@ Run: `python tests/benchmarks/transports.py`.
 
 1. Load: one uvicorn process serving the test project (tests/asgi_app), the rules provider
    answering after 200 ms. 500 concurrent WebSocket conversations (one message each, until
-   `done`), then 200 concurrent SSE streams. Reported: p50/p99 turn latency, errors (must be
-   0), the server's peak resident memory (VmHWM).
+   `done`), then 200 concurrent SSE streams. Reported: p50/p99 turn latency, errors (any
+   fails the run, after the results are written), the server's peak resident memory (VmHWM).
 2. Single client, in process: `POST /chat/` driven straight into the ASGI application (no
    socket: the server's own time) with an instant provider — a plain answer and a read with
    one query round — beside the same turns run directly through ChatService, so the
@@ -38,18 +38,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tests.benchmarks.reporting import percentile, print_table, run_child, write_results
 
 WEBSOCKETS = 500
 STREAMS = 200
 REQUESTS = 300
 WARMUP = 30
-
-
-def percentile(samples: list[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return round(ordered[max(0, int(len(ordered) * fraction) - 1)], 1)
 
 
 async def one_socket(server: Any, index: int) -> float:
@@ -126,8 +122,8 @@ def _row(
     return {
         "transport": kind,
         "concurrent": count,
-        "p50_ms": percentile(latencies, 0.5) if latencies else None,
-        "p99_ms": percentile(latencies, 0.99) if latencies else None,
+        "p50_ms": round(percentile(latencies, 0.5), 1) if latencies else None,
+        "p99_ms": round(percentile(latencies, 0.99), 1) if latencies else None,
         "errors": errors,
         "wall_s": round(time.perf_counter() - started, 2),
         "server_peak_mb": peak_memory_mb(server.process.pid),
@@ -266,7 +262,7 @@ def single_client(database_url: str) -> list[dict[str, Any]]:
                 "request": label,
                 "handler": name,
                 "http_median_ms": round(median, 3),
-                "http_p90_ms": percentile(http, 0.9),
+                "http_p90_ms": round(percentile(http, 0.9), 1),
                 "service_median_ms": None if service is None else round(service, 3),
                 "transport_ms": None if service is None else round(median - service, 3),
             })  # fmt: skip
@@ -274,13 +270,9 @@ def single_client(database_url: str) -> list[dict[str, Any]]:
 
 
 def main() -> None:
-    from tests.benchmarks.reporting import print_table, write_results  # noqa: PLC0415
-
     if len(sys.argv) == 2:  # child: the single-client measurement on one database
         print(json.dumps(single_client(sys.argv[1])))
         return
-    import subprocess  # noqa: PLC0415
-
     single_rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as folder:
         # The embedded defaults (SQLite, local-memory cache), then the scale-out stack
@@ -291,14 +283,7 @@ def main() -> None:
             cache = "redis" if os.environ.get("REDIS_URL") else "local memory"
             stacks.append((os.environ["DATABASE_URL"], f"postgresql + {cache}", dict(os.environ)))
         for database, label, environment in stacks:
-            output = subprocess.run(
-                [sys.executable, __file__, database],
-                capture_output=True,
-                text=True,
-                check=True,
-                env=environment,
-            ).stdout
-            rows = json.loads(output.strip().splitlines()[-1])
+            rows = run_child(__file__, database, env=environment)
             single_rows += [{"stack": label, **row} for row in rows]
     print_table(
         f"POST /chat/ in process, instant provider (median of {REQUESTS}; targets 2 ms / 5 ms)",
@@ -333,6 +318,9 @@ def main() -> None:
     )
     payload = {"load": load_rows, "single_client": single_rows}
     print(f"written: {write_results('transports', payload)}")
+    failed = sum(row["errors"] for row in load_rows)
+    if failed:
+        raise SystemExit(f"{failed} conversation(s) under load failed")
 
 
 if __name__ == "__main__":
