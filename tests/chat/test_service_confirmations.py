@@ -201,6 +201,31 @@ async def test_deciding_an_expired_confirmation_is_refused_and_resolves_it(
     assert turn is not None and turn.status == "completed"
 
 
+async def test_a_late_decision_resolves_only_its_own_expired_confirmation(
+    store: ConversationStore,
+) -> None:
+    published: list[dict[str, Any]] = []
+
+    async def publish(event: dict[str, Any]) -> None:
+        published.append(event)
+
+    script = ScriptedProvider([[RENAME], [RENAME], ["Timed out."], ["Timed out."]])
+    chat = service(
+        store, script, settings=confirm_settings(), confirm_timeout_seconds=0.05, publisher=publish
+    )
+    first, second = await suspended_turn(chat), await suspended_turn(chat)
+    await asyncio.sleep(0.1)
+    late = await collect(chat.resolve_confirmation(USER, first["id"], True))
+    assert [e["code"] for e in late] == ["confirmation_unavailable"]
+    # The other overdue turn is not resumed by someone else's request: expiry does that.
+    assert {e["turn_id"] for e in published} == {first["turn_id"]}
+    waiting = await store.get_turn(second["turn_id"])
+    assert waiting is not None and waiting.status == "awaiting_confirmation"
+    assert await chat.expire_due() == 1
+    resumed = await store.get_turn(second["turn_id"])
+    assert resumed is not None and resumed.status == "completed"
+
+
 async def test_a_staff_approval_is_decided_by_staff_for_the_asking_user(
     store: ConversationStore,
 ) -> None:

@@ -96,6 +96,14 @@ async def test_expire_due_marks_overdue_rows_once(store: ConversationStore) -> N
     assert await store.claim(created.id, decision="approved", decided_by="x", now=NOW) is None
 
 
+async def test_expire_due_of_one_confirmation_leaves_the_others(store: ConversationStore) -> None:
+    first, second = await pending(store), await pending(store)
+    later = EXPIRES + timedelta(seconds=1)
+    expired = await store.expire_due(later, confirmation_id=second.id)
+    assert [(c.id, c.status) for c in expired] == [(second.id, "expired")]
+    assert [c.id for c in await store.expire_due(later)] == [first.id]
+
+
 async def test_concurrent_claims_have_exactly_one_winner(store: ConversationStore) -> None:
     created = await pending(store)
     results = await asyncio.gather(

@@ -297,7 +297,10 @@ class ChatService:
         The model is told the change timed out (`confirmation_timed_out`) and answers;
         the turn's events go to the publisher. Returns how many were resolved.
         """
-        expired = await self.store.expire_due()
+        return await self._expire()
+
+    async def _expire(self, confirmation_id: UUID | None = None) -> int:
+        expired = await self.store.expire_due(confirmation_id=confirmation_id)
         for confirmation in expired:
             async with contextlib.aclosing(self._resume(confirmation, None, None)) as events:
                 async for _event in events:
@@ -433,7 +436,7 @@ class ChatService:
         if found is None or found.approver != ("client" if scope is not None else "staff"):
             return None
         if found.status == "expired":
-            await self.expire_due()  # the first touch resolves it as timed out
+            await self._expire(key)  # the first touch resolves it (and only it) as timed out
             return None
         if scope is not None:
             decided_by = f"{scope.kind}:{scope.key}"

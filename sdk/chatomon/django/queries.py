@@ -275,13 +275,15 @@ def claim(
     return confirmation_record(models.PendingConfirmation.objects.get(pk=confirmation_id))
 
 
-def expire_due(now: datetime) -> list[PendingConfirmation]:
-    """Mark pending rows past expiry as expired; returns the rows this call expired."""
-    due = list(
-        models.PendingConfirmation.objects.filter(
-            status="pending", expires_at__lte=now
-        ).values_list("pk", flat=True)
-    )
+def expire_due(now: datetime, confirmation_id: UUID | None = None) -> list[PendingConfirmation]:
+    """Mark pending rows past expiry as expired; returns the rows this call expired.
+
+    With `confirmation_id`, only that row (when it is overdue).
+    """
+    overdue = models.PendingConfirmation.objects.filter(status="pending", expires_at__lte=now)
+    if confirmation_id is not None:
+        overdue = overdue.filter(pk=confirmation_id)
+    due = list(overdue.values_list("pk", flat=True))
     if not due:
         return []
     models.PendingConfirmation.objects.filter(pk__in=due, status="pending").update(

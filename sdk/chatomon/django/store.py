@@ -272,11 +272,13 @@ class DjangoStore:
             reason=reason, owner=owner, now=aware(now),
         )  # fmt: skip
 
-    async def expire_due(self, now: datetime | None = None) -> list[PendingConfirmation]:
+    async def expire_due(
+        self, now: datetime | None = None, *, confirmation_id: UUID | None = None
+    ) -> list[PendingConfirmation]:
         """Mark pending confirmations past expiry as expired; returns them."""
         from chatomon.django import queries
 
-        return await _run(queries.expire_due, aware(now))
+        return await _run(queries.expire_due, aware(now), confirmation_id)
 
     async def prune(self, older_than: datetime) -> dict[str, int]:
         """Delete stale conversations (with their items) and old resolved confirmations."""

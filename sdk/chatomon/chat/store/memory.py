@@ -314,12 +314,16 @@ class MemoryStore:
             self._confirmations[confirmation_id] = decided
         return decided
 
-    async def expire_due(self, now: datetime | None = None) -> list[PendingConfirmation]:
-        """Mark pending confirmations past expiry as expired; returns them."""
+    async def expire_due(
+        self, now: datetime | None = None, *, confirmation_id: UUID | None = None
+    ) -> list[PendingConfirmation]:
+        """Mark pending confirmations past expiry (or only `confirmation_id`) as expired."""
         moment = aware(now)
         expired = []
         with self._lock:
             for key, confirmation in self._confirmations.items():
+                if confirmation_id is not None and key != confirmation_id:
+                    continue
                 if confirmation.status == "pending" and confirmation.expires_at <= moment:
                     self._confirmations[key] = done = dataclasses.replace(
                         confirmation, status="expired", decided_at=moment, reason=TIMED_OUT_REASON

@@ -196,8 +196,13 @@ class ConversationStore(Protocol):
         """
         ...
 
-    async def expire_due(self, now: datetime | None = None) -> list[PendingConfirmation]:
-        """Mark pending confirmations past expiry as expired; returns them."""
+    async def expire_due(
+        self, now: datetime | None = None, *, confirmation_id: UUID | None = None
+    ) -> list[PendingConfirmation]:
+        """Mark pending confirmations past expiry as expired; returns those this call expired.
+
+        With `confirmation_id`, only that confirmation (when it is overdue).
+        """
         ...
 
     async def prune(self, older_than: datetime) -> dict[str, int]:
