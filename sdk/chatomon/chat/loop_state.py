@@ -19,8 +19,6 @@ __all__ = [
     "LoopState",
     "Outcome",
     "PendingCall",
-    "call_from_dict",
-    "call_to_dict",
     "declined_result",
 ]
 
@@ -40,7 +38,7 @@ class PendingCall:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {
-            "call": call_to_dict(self.call),
+            "call": self.call.to_dict(),
             "answer": self.answer,
             "mutation": self.mutation,
             "input": dict(self.input),
@@ -50,7 +48,7 @@ class PendingCall:
     def from_dict(cls, data: Mapping[str, Any]) -> PendingCall:
         """The call `to_dict` saved."""
         return cls(
-            call=call_from_dict(data["call"]),
+            call=ToolCall.from_dict(data["call"]),
             answer=data["answer"],
             mutation=data["mutation"],
             input=dict(data["input"]),
@@ -124,21 +122,11 @@ def declined_result(mutation: str, outcome: Outcome) -> dict[str, Any]:
     return {"status": "rejected", "mutation": mutation, "message": REJECTED_RESULT}
 
 
-def call_to_dict(call: ToolCall) -> dict[str, Any]:
-    """JSON-ready form of a tool call."""
-    return {"id": call.id, "name": call.name, "arguments": dict(call.arguments)}
-
-
-def call_from_dict(data: Mapping[str, Any]) -> ToolCall:
-    """The tool call `call_to_dict` saved."""
-    return ToolCall(id=data["id"], name=data["name"], arguments=dict(data["arguments"]))
-
-
 def _message_to_dict(message: Message) -> dict[str, Any]:
     return {
         "role": message.role,
         "content": message.content,
-        "tool_calls": [call_to_dict(c) for c in message.tool_calls],
+        "tool_calls": [c.to_dict() for c in message.tool_calls],
         "tool_call_id": message.tool_call_id,
         "name": message.name,
     }
@@ -148,7 +136,7 @@ def _message_from_dict(data: Mapping[str, Any]) -> Message:
     return Message(
         role=data["role"],
         content=data["content"],
-        tool_calls=tuple(call_from_dict(c) for c in data["tool_calls"]),
+        tool_calls=tuple(ToolCall.from_dict(c) for c in data["tool_calls"]),
         tool_call_id=data["tool_call_id"],
         name=data["name"],
     )

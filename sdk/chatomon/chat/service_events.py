@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chatomon.chat.events import ToolCallStarted, ToolResult
-from chatomon.chat.loop_state import call_from_dict, call_to_dict
 from chatomon.chat.store.records import MessageItem, PendingConfirmation
 from chatomon.events import TurnDone
 from chatomon.providers.base import Message as ProviderMessage
@@ -152,12 +151,12 @@ class TurnItems:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form of what a resumed turn needs: the open call group."""
-        return {"user_stored": self.user_stored, "calls": [call_to_dict(c) for c in self._calls]}
+        return {"user_stored": self.user_stored, "calls": [c.to_dict() for c in self._calls]}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TurnItems:
         """The items `to_dict` saved."""
-        calls = [call_from_dict(c) for c in data["calls"]]
+        calls = [ToolCall.from_dict(c) for c in data["calls"]]
         return cls(user_stored=data["user_stored"], _calls=calls)
 
 

@@ -46,9 +46,7 @@ def message_fields(item: MessageItem) -> dict[str, Any]:
     return {
         "kind": item.kind,
         "content": item.content,
-        "tool_calls": [
-            {"id": c.id, "name": c.name, "arguments": dict(c.arguments)} for c in item.tool_calls
-        ],
+        "tool_calls": [call.to_dict() for call in item.tool_calls],
         "call_id": item.call_id,
         "name": item.name,
         "result": item.result,
@@ -61,7 +59,7 @@ def message_record(row: models.ChatMessage) -> StoredMessage:
     item = MessageItem(
         kind=row.kind,  # type: ignore[arg-type]
         content=row.content,
-        tool_calls=tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in row.tool_calls),
+        tool_calls=tuple(ToolCall.from_dict(call) for call in row.tool_calls),
         call_id=row.call_id,
         name=row.name,
         result=row.result,

@@ -59,6 +59,15 @@ class ToolCall:
     name: str
     arguments: Mapping[str, Any] = field(default_factory=dict)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form stored with conversations and suspended turns."""
+        return {"id": self.id, "name": self.name, "arguments": dict(self.arguments)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ToolCall:
+        """The tool call `to_dict` gave."""
+        return cls(id=data["id"], name=data["name"], arguments=dict(data["arguments"]))
+
 
 @dataclass(frozen=True, slots=True)
 class Message:
