@@ -89,13 +89,13 @@ class CountingProvider:
         self.make_script = make_script
         self.prompt_chars = 0
         self.round = 0
-        self.sizes: dict[int, int] = {}
+        self.sizes: dict[str, int] = {}
 
     def _tool_chars(self, tool: Any) -> int:
         # Measured once per definition: an instant provider should not spend its time here.
-        size = self.sizes.get(id(tool))
+        size = self.sizes.get(tool.name)
         if size is None:
-            size = self.sizes[id(tool)] = len(str(tool.parameters)) + len(tool.description)
+            size = self.sizes[tool.name] = len(str(tool.parameters)) + len(tool.description)
         return size
 
     async def complete(self, messages: Any, tools: Any) -> Any:
