@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 from asgiref.sync import markcoroutinefunction, sync_to_async
 from django.db import connection
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
 from django.urls import path
 
 _THREAD = threading.local()
@@ -44,6 +45,28 @@ async def fail(request: HttpRequest) -> JsonResponse:
     raise RuntimeError("this view fails")
 
 
+STREAMED: list[str] = []
+"""What `stream` did, in order (the test that reads it empties the list)."""
+
+
+async def stream(request: HttpRequest) -> StreamingHttpResponse:
+    """Two chunks from an async iterator, noting when the last one was made."""
+
+    async def chunks() -> AsyncIterator[bytes]:
+        yield b"one "
+        yield b"two"
+        STREAMED.append("streamed")
+
+    return StreamingHttpResponse(chunks())
+
+
+async def hang(request: HttpRequest) -> JsonResponse:
+    """Run its sync work, then wait until cancelled (a client that goes away)."""
+    await sync_to_async(_where)()
+    await asyncio.sleep(30)
+    return JsonResponse({})
+
+
 LEFT_BEHIND: list[asyncio.Task[dict[str, int | bool]]] = []
 """Tasks `leave_task` left running (the test that reads them empties the list)."""
 
@@ -64,6 +87,8 @@ urlpatterns = [
     path("slow/", slow),
     path("fail/", fail),
     path("leave-task/", leave_task),
+    path("stream/", stream),
+    path("hang/", hang),
 ]
 
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx
 import pytest
 from asgiref.sync import iscoroutinefunction, sync_to_async
+from django.core.signals import request_finished, request_started
 from django.db import connections
 from django.test import override_settings
 
@@ -121,6 +123,116 @@ async def test_a_task_outliving_its_request_cannot_use_the_request_thread(
     task = request_threads_urls.LEFT_BEHIND.pop()
     with pytest.raises(RuntimeError):
         await task
+
+
+@pytest.fixture
+def request_signals() -> Iterator[list[tuple[str, int]]]:
+    """Each request_started and request_finished sent, with the thread it ran on."""
+    sent: list[tuple[str, int]] = []
+
+    def started(**kwargs: Any) -> None:
+        sent.append(("started", threading.get_ident()))
+
+    def finished(**kwargs: Any) -> None:
+        sent.append(("finished", threading.get_ident()))
+
+    request_started.connect(started, weak=False)
+    request_finished.connect(finished, weak=False)
+    yield sent
+    request_started.disconnect(started)
+    request_finished.disconnect(finished)
+
+
+@pytest.mark.parametrize("path", ["/where/", "/fail/", "/stream/"])
+async def test_each_request_is_started_and_finished_once_on_its_thread(
+    client: httpx.AsyncClient, request_signals: list[tuple[str, int]], path: str
+) -> None:
+    thread = (await where(client))["thread"]
+    request_signals.clear()
+    await client.get(path)
+    assert request_signals == [("started", thread), ("finished", thread)]
+
+
+async def test_a_streaming_response_is_closed_after_its_last_chunk(
+    client: httpx.AsyncClient, request_signals: list[tuple[str, int]]
+) -> None:
+    request_threads_urls.STREAMED.clear()
+
+    def finished(**kwargs: Any) -> None:
+        request_threads_urls.STREAMED.append("finished")
+
+    request_finished.connect(finished, weak=False)
+    try:
+        response = await client.get("/stream/")
+    finally:
+        request_finished.disconnect(finished)
+    assert response.content == b"one two"
+    assert request_threads_urls.STREAMED == ["streamed", "finished"]
+
+
+def http_scope(path: str, query_string: bytes = b"") -> dict[str, Any]:
+    """The scope of a GET of `path` from a client on loopback."""
+    return {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
+        "scheme": "http", "path": path, "raw_path": path.encode(), "root_path": "",
+        "query_string": query_string, "headers": [(b"host", b"testserver")],
+        "client": ("127.0.0.1", 50000), "server": ("testserver", 80),
+    }  # fmt: skip
+
+
+def request_body() -> Any:
+    """An ASGI `receive` giving an empty body, then waiting (the client stays)."""
+    messages = [{"type": "http.request", "body": b"", "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        if messages:
+            return messages.pop()
+        await asyncio.sleep(3600)
+        return {"type": "http.disconnect"}
+
+    return receive
+
+
+async def test_a_request_django_cannot_read_is_answered_400(
+    handler: RequestThreadsHandler, request_signals: list[tuple[str, int]]
+) -> None:
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    # A query string that is not UTF-8: Django answers 400 before any middleware.
+    await handler(http_scope("/where/", query_string=b"\xff"), request_body(), send)
+    assert sent[0]["status"] == 400
+    assert [name for name, _ in request_signals] == ["started", "finished"]
+
+
+async def test_a_client_gone_mid_request_still_finishes_it_once(
+    handler: RequestThreadsHandler, request_signals: list[tuple[str, int]]
+) -> None:
+    waiting = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    messages = [{"type": "http.request", "body": b"", "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        if messages:
+            return messages.pop()
+        await waiting.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        raise AssertionError(f"nothing is sent to a client that left: {message}")
+
+    def started(**kwargs: Any) -> None:  # on the request thread; the view waits soon after
+        loop.call_soon_threadsafe(loop.call_later, 0.1, waiting.set)
+
+    request_started.connect(started, weak=False)
+    try:
+        await asyncio.wait_for(handler(http_scope("/hang/"), receive, send), timeout=5)
+    finally:
+        request_started.disconnect(started)
+    assert [name for name, _ in request_signals] == ["started", "finished"]
+    assert handler.idle_threads == 1
 
 
 async def test_other_scope_types_are_refused(handler: RequestThreadsHandler) -> None:

@@ -4,9 +4,11 @@ Under ASGI, Django runs each request's synchronous work (sync middleware, signal
 the ORM behind `sync_to_async`) on a thread of that request's own: `ASGIHandler` enters a
 fresh `ThreadSensitiveContext` per request, which starts a new thread and so opens a new
 database connection whatever `CONN_MAX_AGE` says (Django ticket #33497). It also moves to
-that thread and back for every method of every synchronous middleware: Django's session,
-CSRF and authentication middleware make seven such trips per request. On two shared cores
-the thread start, the connection and the trips cost more than a whole chat turn.
+that thread and back for `request_started`, for every method of every synchronous
+middleware (Django's session, CSRF and authentication middleware make seven such trips per
+request) and for closing the response. On two shared cores each trip wakes the other
+thread's CPU, and the thread start, the connection and the trips cost more than a whole
+chat turn.
 
 `RequestThreadsHandler` changes two things:
 
@@ -14,18 +16,23 @@ the thread start, the connection and the trips cost more than a whole chat turn.
   afterwards. A request's sync work still runs on one thread that no other request uses
   meanwhile, but threads, and with them persistent database connections, live on between
   requests, as under a threaded WSGI server. Django's `request_started` and
-  `request_finished` receivers run on that thread as before, so `CONN_MAX_AGE` and
+  `request_finished` receivers run on that thread, so `CONN_MAX_AGE` and
   `CONN_HEALTH_CHECKS` work as documented.
 - When synchronous middleware would make those trips (`middleware="auto"`, the default),
-  the whole middleware chain runs on the request thread in one trip, as Django runs it
-  under WSGI; an async view runs on the server's event loop through `async_to_sync`, its
-  own sync calls going back to the request thread. Streaming responses still stream from
-  the event loop. With only async-capable, non-hopping middleware the chain stays async.
+  the request goes to its thread once, as under WSGI: `request_started`, the whole
+  middleware chain and the view, and, for a complete (not streaming) response, its
+  `close()` with `request_finished`. An async view runs on the server's event loop through
+  `async_to_sync`, its own sync calls going back to the request thread. Streaming
+  responses still stream from the event loop and are closed on the request thread after
+  their last chunk. With only async-capable, non-hopping middleware the chain stays async
+  and requests run as in Django's handler.
 
-One difference from Django's handler: a task a view leaves running after its response
-cannot make thread-sensitive calls (asgiref raises `RuntimeError`, since the request's
-thread may be serving another request by then), where Django's handler starts yet another
-thread for it.
+Two differences from Django's handler: a complete response is closed, and
+`request_finished` sent, just before its bytes go to the server rather than just after
+(the response is whole by then, so receivers see the same state); and a task a view leaves
+running after its response cannot make thread-sensitive calls (asgiref raises
+`RuntimeError`, since the request's thread may be serving another request by then), where
+Django's handler starts yet another thread for it.
 
 ```python
 # asgi.py
@@ -37,17 +44,23 @@ application = get_asgi_application()
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import IO, Any, Literal, cast
 
 import django
 from asgiref.sync import ThreadSensitiveContext, iscoroutinefunction, sync_to_async
 from django.conf import settings
-from django.core.handlers.asgi import ASGIHandler
+from django.core import signals
+from django.core.exceptions import RequestAborted
+from django.core.handlers.asgi import ASGIHandler, get_script_prefix
 from django.db import connections
-from django.http import FileResponse, HttpRequest
+from django.http import FileResponse
 from django.http.response import HttpResponseBase
+from django.urls import set_script_prefix
 from django.utils.deprecation import MiddlewareMixin
 from django.utils.module_loading import import_string
 
@@ -101,6 +114,8 @@ class RequestThreadsHandler(ASGIHandler):
         )
         # deque.append and deque.pop are atomic, so loops in several threads may share it.
         self._idle: deque[ThreadPoolExecutor] = deque()
+        self._serve_on_thread = sync_to_async(self._serve, thread_sensitive=True)
+        self._finish_on_thread = sync_to_async(self._finish, thread_sensitive=True)
         super().__init__()  # builds the middleware chain (see load_middleware)
 
     def load_middleware(self, is_async: bool = False) -> None:
@@ -125,17 +140,80 @@ class RequestThreadsHandler(ASGIHandler):
             # calls queue behind it on the same thread, never beside it.
             self._give_back(executor)
 
-    async def run_get_response(self, request: HttpRequest) -> HttpResponseBase:
-        """The response of the middleware chain: in one trip to the request thread when sync."""
+    async def handle(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """Serve one request: as Django does, or in one trip to its thread (sync chain)."""
         if not self.sync_middleware:
-            return await super().run_get_response(request)
-        response: HttpResponseBase = await sync_to_async(self.get_response, thread_sensitive=True)(
-            request
+            await super().handle(scope, receive, send)
+            return
+        try:
+            body_file = await self.read_body(receive)
+        except RequestAborted:
+            return
+        try:
+            set_script_prefix(get_script_prefix(scope))
+            await self._serve_watched(scope, body_file, receive, send)
+        finally:
+            body_file.close()
+
+    async def _serve_watched(
+        self, scope: dict[str, Any], body_file: IO[bytes], receive: Any, send: Any
+    ) -> None:
+        # As in Django's handler: a disconnect while the response is made cancels it.
+        served = _Served()
+        serving = asyncio.create_task(self._respond(scope, body_file, send, served))
+        watching = asyncio.create_task(self.listen_for_disconnect(receive))
+        await asyncio.wait((watching, serving), return_when=asyncio.FIRST_COMPLETED)
+        try:
+            for task in (watching, serving):  # the watcher first: it raises nothing unexpected
+                if task.done():
+                    with contextlib.suppress(RequestAborted):
+                        task.result()
+                else:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+        finally:
+            if not served.finished:
+                # A streaming response, or a trip that failed, was cancelled or still
+                # runs: this call queues behind the trip on the request's one thread.
+                await self._finish_on_thread(served)
+
+    async def _respond(
+        self, scope: dict[str, Any], body_file: IO[bytes], send: Any, served: _Served
+    ) -> HttpResponseBase:
+        response: HttpResponseBase = await self._serve_on_thread(scope, body_file, served)
+        with contextlib.suppress(asyncio.CancelledError):  # the client left while sending
+            await self.send_response(response, send)
+        return response
+
+    def _serve(
+        self, scope: dict[str, Any], body_file: IO[bytes], served: _Served
+    ) -> HttpResponseBase:
+        """The request's trip to its thread: started, the response, and a complete one closed."""
+        signals.request_started.send(sender=self.__class__, scope=scope)
+        request, error_response = self.create_request(scope, body_file)
+        # Django's request is None exactly when it made the error response instead.
+        response = cast(
+            "HttpResponseBase", error_response if request is None else self.get_response(request)
         )
         response._handler_class = self.__class__  # type: ignore[attr-defined]
         if isinstance(response, FileResponse):
             response.block_size = self.chunk_size  # as Django's handler does
+        served.response = response
+        if not response.streaming:
+            served.finished = True
+            response.close()  # sends request_finished
         return response
+
+    def _finish(self, served: _Served) -> None:
+        """End a request its trip did not end: close its response, else send request_finished."""
+        if served.finished:
+            return
+        served.finished = True
+        if served.response is not None:
+            served.response.close()
+        else:
+            signals.request_finished.send(sender=self.__class__)
 
     def close(self) -> None:
         """Close the database connections of every idle request thread and stop it.
@@ -159,6 +237,15 @@ class RequestThreadsHandler(ASGIHandler):
             self._idle.append(executor)
         else:
             executor.shutdown(wait=False)
+
+
+@dataclass
+class _Served:
+    """What a request's trip to its thread did, read after it (see `_finish`)."""
+
+    response: HttpResponseBase | None = None
+    finished: bool = False
+    """The response was closed, or request_finished sent without one."""
 
 
 def hopping_middleware(paths: list[str]) -> list[str]:
