@@ -50,6 +50,29 @@ async def test_a_plain_answer_is_streamed_persisted_and_recorded(
     assert turn.usage == TokenUsage(input_tokens=3, output_tokens=2)
 
 
+async def test_a_turn_the_caller_opened_runs_in_that_turn(store: ConversationStore) -> None:
+    chat = service(store, ScriptedProvider([["First."], ["Second."]]))
+    first = (await collect(chat.run_turn(USER, "Hi")))[-1]
+    conversation = UUID(first["conversation_id"])
+    opened = await store.open_turn(Owner.user(7), conversation)
+    assert opened is not None
+    events = await collect(chat.run_turn(USER, "Again", conversation, opened=opened))
+    assert {(e["conversation_id"], e["turn_id"]) for e in events} == {
+        (str(conversation), opened.turn.id)
+    }
+    assert len(await store.list_turns(conversation_id=conversation)) == 2  # none opened twice
+    stored = await store.messages(Owner.user(7), conversation)
+    assert [m.item.content for m in stored] == ["Hi", "First.", "Again", "Second."]
+
+
+async def test_a_turn_opened_in_another_conversation_is_refused(store: ConversationStore) -> None:
+    chat = service(store, ScriptedProvider([["never"]]))
+    opened = await store.open_turn(Owner.user(7), None)
+    assert opened is not None
+    with pytest.raises(ValueError, match="another conversation"):
+        await collect(chat.run_turn(USER, "Hi", uuid4(), opened=opened))
+
+
 async def test_a_read_round_stores_the_call_group_and_its_linked_result(
     store: ConversationStore,
 ) -> None:

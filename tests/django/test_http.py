@@ -8,6 +8,7 @@ from uuid import uuid4
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.contrib.auth import get_user_model
 from django.test import AsyncClient
 
 from chatomon.django.models import Conversation, Turn
@@ -122,6 +123,17 @@ async def test_permission_denial_is_403_and_the_permission_sees_user_and_scope(
     await client.aforce_login(blocked)
     configure(settings)  # the project's own permission: "blocked..." users may not chat
     assert (await post(client, {"text": "hello"})).status_code == 403
+
+
+async def test_a_permission_may_use_the_orm(settings):
+    def permission(user: Any, scope: Any) -> bool:
+        # The checks run on the request thread, where the ORM may run (not the event loop).
+        return not get_user_model().objects.filter(username="chat-closed").exists()
+
+    configure(settings, permission=permission)
+    assert (await post(AsyncClient(), {"text": "hello"})).status_code == 200
+    await make_user("chat-closed")
+    assert (await post(AsyncClient(), {"text": "hello"})).status_code == 403
 
 
 async def test_an_async_permission_is_awaited(settings):

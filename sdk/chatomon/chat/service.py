@@ -180,6 +180,7 @@ class ChatService:
         owner: Owner | None = None,
         budget: TurnBudget | None = None,
         can_confirm: bool = True,
+        opened: OpenedTurn | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         """Run one turn, yielding its events as JSON-ready dicts.
 
@@ -195,10 +196,22 @@ class ChatService:
             can_confirm: False for a transport that cannot ask the user (plain HTTP): a
                 client confirmation ends the turn with `confirmation_required_transport`;
                 staff approvals still suspend it.
+            opened: The turn, when the caller opened it already with the store's
+                `open_turn` for this owner and `conversation_id` (a sync caller can, on a
+                thread where the store needs no trip to one).
+
+        Raises:
+            ValueError: `opened` belongs to another conversation than `conversation_id`.
         """
         who = owner_of(actor, owner)
+        if (
+            opened is not None
+            and conversation_id is not None
+            and UUID(str(conversation_id)) != opened.conversation.id
+        ):
+            raise ValueError("the opened turn belongs to another conversation")
         try:
-            opened = await self._open(who, conversation_id)
+            opened = opened or await self._open(who, conversation_id)
         except Exception:
             logger.exception("opening a chat turn failed")
             yield error_event("chat_error", GENERIC_ERROR_MESSAGE)

@@ -1,13 +1,17 @@
 """Who may chat, as whom, and how much: the checks every transport runs before a turn.
 
+They are sync: the HTTP views run them on the request thread, where the ORM, the session
+and the cache need no trip to another thread; the WebSocket consumer runs them in one
+`sync_to_async` call when the socket opens.
+
 - `permitted`: the `permission` setting, called with `(user, scope)`; a falsy answer denies
-  (HTTP 403, WebSocket close 4403). A sync callable runs in a worker thread, so it may use
-  the ORM.
+  (HTTP 403, WebSocket close 4403). It may use the ORM; an async check runs on the event
+  loop through `async_to_sync`.
 - `chat_identity`: anonymous chats belong to a random identity kept in the Django session,
   created (and its cookie set by SessionMiddleware) on the first request; `identify` gives
   the conversation owner and the rate-limit scope of a user (else that identity).
-- `rate_limited`: one request counted against the actor's budget, per message and per
-  confirmation; a refusal is the `rate_limited` event with `retry_after_seconds`.
+- `limit_refusal`: the `rate_limited` event of a refused `RateLimiter` admission (one
+  request is counted per message and per confirmation).
 - `Admitted`: what passed them, and the one way every transport starts a turn from it.
 """
 
@@ -15,20 +19,22 @@ from __future__ import annotations
 
 import inspect
 import secrets
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from dataclasses import dataclass
 from typing import Any
+from uuid import UUID
 
-from asgiref.sync import sync_to_async
+from asgiref.sync import async_to_sync
 
 from chatomon.chat.service import ChatService
 from chatomon.chat.service_events import error_event
-from chatomon.chat.store.records import Owner
+from chatomon.chat.store.records import OpenedTurn, Owner, aware
 from chatomon.data.actor import is_authenticated
 from chatomon.django.conf import ChatSettings
-from chatomon.django.ratelimit import RateLimiter, TokenBudget, scope_key
+from chatomon.django.ratelimit import Admission, RateLimiter, TokenBudget, scope_key
 from chatomon.django.requests import ConfirmRequest, MessageRequest
 from chatomon.django.service import owner_for
+from chatomon.django.store import DjangoStore
 
 __all__ = [
     "DENIED_MESSAGE",
@@ -38,9 +44,9 @@ __all__ = [
     "chat_identity",
     "denied_event",
     "identify",
+    "limit_refusal",
     "limiter_for",
     "permitted",
-    "rate_limited",
     "scope_key",
 ]
 
@@ -55,20 +61,24 @@ def denied_event() -> dict[str, Any]:
     return error_event("permission_denied", DENIED_MESSAGE)
 
 
-async def permitted(settings: ChatSettings, user: Any, scope: Mapping[str, Any]) -> bool:
+def permitted(settings: ChatSettings, user: Any, scope: Mapping[str, Any]) -> bool:
     """Whether the `permission` setting lets `user` in (no setting: everyone may)."""
     check = settings.permission
     if check is None:
         return True
     if inspect.iscoroutinefunction(check):
-        return bool(await check(user, scope))
-    answer = await sync_to_async(check, thread_sensitive=True)(user, scope)
+        return bool(async_to_sync(check)(user, scope))
+    answer = check(user, scope)
     if inspect.isawaitable(answer):
-        answer = await answer
+        answer = async_to_sync(_awaited)(answer)
     return bool(answer)
 
 
-async def chat_identity(session: Any, *, save: bool = False) -> str:
+async def _awaited(answer: Awaitable[Any]) -> Any:
+    return await answer
+
+
+def chat_identity(session: Any, *, save: bool = False) -> str:
     """The anonymous chat identity kept in the session, created on first use.
 
     A random value rather than the session key: a signed-cookie session's key is its
@@ -77,17 +87,17 @@ async def chat_identity(session: Any, *, save: bool = False) -> str:
     a new session at once (WebSocket); over HTTP, SessionMiddleware saves it and sets the
     cookie on the response.
     """
-    identity = await session.aget(SESSION_MARKER)
+    identity = session.get(SESSION_MARKER)
     if isinstance(identity, str) and identity:
         return identity
     identity = secrets.token_urlsafe(24)
-    await session.aset(SESSION_MARKER, identity)
+    session[SESSION_MARKER] = identity
     if save:
-        await session.asave()
+        session.save()
     return identity
 
 
-async def identify(
+def identify(
     user: Any, session: Any, client_ip: str | None, *, save: bool = False
 ) -> tuple[Owner, str]:
     """The conversation owner and the rate-limit scope: the user's, else the session's.
@@ -95,7 +105,7 @@ async def identify(
     An anonymous user chats as the session's `chat_identity` (`save` as there); the
     client IP is the scope's last resort (see `scope_key`).
     """
-    session_key = None if is_authenticated(user) else await chat_identity(session, save=save)
+    session_key = None if is_authenticated(user) else chat_identity(session, save=save)
     return owner_for(user, session_key), scope_key(user, session_key, client_ip)
 
 
@@ -104,9 +114,8 @@ def limiter_for(settings: ChatSettings) -> RateLimiter:
     return RateLimiter(settings)
 
 
-async def rate_limited(limiter: RateLimiter, scope: str) -> dict[str, Any] | None:
-    """Count one request against `scope`; the `rate_limited` event when over budget."""
-    admission = await limiter.hit(scope)
+def limit_refusal(admission: Admission) -> dict[str, Any] | None:
+    """The `rate_limited` event of a refused admission; None when it was allowed."""
     if admission.allowed:
         return None
     return error_event(
@@ -129,8 +138,13 @@ class Admitted:
         """The token budget of this actor for the turn."""
         return limiter_for(self.settings).budget(self.scope)
 
-    def run_turn(self, *, can_confirm: bool = True) -> AsyncIterator[dict[str, Any]]:
-        """The events of the turn the admitted `MessageRequest` asks for."""
+    def run_turn(
+        self, *, can_confirm: bool = True, opened: OpenedTurn | None = None
+    ) -> AsyncIterator[dict[str, Any]]:
+        """The events of the turn the admitted `MessageRequest` asks for.
+
+        `opened`: the turn when `open_turn` opened it already.
+        """
         message: MessageRequest = self.payload
         return self.service.run_turn(
             self.user,
@@ -139,7 +153,27 @@ class Admitted:
             owner=self.owner,
             budget=self.budget(),
             can_confirm=can_confirm,
+            opened=opened,
         )
+
+    def open_turn(self) -> OpenedTurn | None:
+        """Open the admitted message's turn here, on a thread where the ORM may run.
+
+        A sync view does so on its request thread, sparing the turn that trip. None when
+        the service's store is not the Django store, the conversation id is not a UUID or
+        not the owner's, or opening failed: `run_turn` then opens the turn itself, and
+        answers `conversation_not_found` or reports the failure as always.
+        """
+        from chatomon.django import queries  # noqa: PLC0415 - the models need a ready registry
+
+        message: MessageRequest = self.payload
+        if not isinstance(self.service.store, DjangoStore):
+            return None
+        try:
+            key = None if message.conversation_id is None else UUID(message.conversation_id)
+            return queries.open_turn(self.owner, key, aware(None))
+        except Exception:  # noqa: BLE001 - run_turn tries again, and reports the failure
+            return None
 
     def resolve_confirmation(self) -> AsyncIterator[dict[str, Any]]:
         """The events of the admitted `ConfirmRequest`: the claim, then the resumed turn."""

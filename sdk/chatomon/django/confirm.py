@@ -20,7 +20,7 @@ from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase, JsonResponse
 
 from chatomon.django.conf import ChatSettings
-from chatomon.django.http import ChatEndpoint, collect, envelope
+from chatomon.django.http import ChatEndpoint, collect_now, envelope
 from chatomon.django.requests import parse_confirm
 from chatomon.django.sse import HEARTBEAT_SECONDS, event_stream_response, refusal_response
 
@@ -48,12 +48,12 @@ class ChatConfirmView(ChatEndpoint):
             return refusal_response(status, event)
         return super().refuse(request, status, event)
 
-    async def post(self, request: HttpRequest) -> HttpResponseBase:
+    def post(self, request: HttpRequest) -> HttpResponseBase:
         """Claim the confirmation and run the resumed turn."""
-        admitted = await self.admit(request)
+        admitted = self.admit(request)
         if isinstance(admitted, HttpResponseBase):
             return admitted
         events = admitted.resolve_confirmation()
         if wants_event_stream(request):
             return event_stream_response(events, self.heartbeat_seconds)
-        return JsonResponse(envelope(await collect(events)))
+        return JsonResponse(envelope(collect_now(events)))

@@ -28,11 +28,12 @@ from typing import Any
 from urllib.parse import parse_qs
 from uuid import UUID
 
+from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.contrib.auth.models import AnonymousUser
 
 from chatomon.chat.service_events import GENERIC_ERROR_MESSAGE, error_event
-from chatomon.django.admission import Admitted, identify, limiter_for, permitted, rate_limited
+from chatomon.django.admission import Admitted, identify, limit_refusal, limiter_for, permitted
 from chatomon.django.conf import chat_settings
 from chatomon.django.requests import (
     BadRequest,
@@ -66,9 +67,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             self.settings = chat_settings()
             self.service = chat_service()
             self.user = self.scope.get("user") or AnonymousUser()
-            allowed = await permitted(self.settings, self.user, self.scope)
-            if allowed:
-                await self._identify()
+            allowed = await database_sync_to_async(self._admit)()
         except Exception as error:
             logger.exception("chat socket failed to start")
             send_chat_error("chat_error", "The chat socket failed to start.", exception=error)
@@ -79,11 +78,15 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return
         await self._subscribe_from_query()
 
-    async def _identify(self) -> None:
+    def _admit(self) -> bool:
+        """The checks of a new socket, in one trip to a thread: permission, then identity."""
+        if not permitted(self.settings, self.user, self.scope):
+            return False
         client = self.scope.get("client") or (None,)
-        self.owner, self.rate_scope = await identify(
+        self.owner, self.rate_scope = identify(
             self.user, self.scope.get("session"), client[0], save=True
         )
+        return True
 
     async def disconnect(self, code: int) -> None:
         """Cancel the running turn (recorded as aborted) and leave the groups."""
@@ -119,7 +122,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return
         refusal = self._busy() or self.state.open_confirmation()
         if refusal is None:
-            refusal = await rate_limited(limiter_for(self.settings), self.rate_scope)
+            refusal = await self._rate_limited()
         if refusal is not None:
             await self.send_event(refusal)
             return
@@ -130,7 +133,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         if isinstance(decision, BadRequest):
             await self.send_event(decision.event)
             return
-        refusal = self._busy() or await rate_limited(limiter_for(self.settings), self.rate_scope)
+        refusal = self._busy() or await self._rate_limited()
         if refusal is not None:
             await self.send_event(refusal)
             return
@@ -145,6 +148,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
         return Admitted(
             self.settings, self.service, self.user, self.owner, self.rate_scope, request
         )
+
+    async def _rate_limited(self) -> dict[str, Any] | None:
+        return limit_refusal(await limiter_for(self.settings).hit(self.rate_scope))
 
     def _busy(self) -> dict[str, Any] | None:
         if self.task is None or self.task.done():

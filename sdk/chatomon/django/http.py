@@ -7,6 +7,11 @@ CSRF-protected (Django's 403), then, in this order and before any turn runs: the
 created now so its cookie goes out with the response), and one request counted against the
 rate limit (429 `rate_limited`, with `Retry-After`). Refusals use the endpoint's own format.
 
+The views are sync: the checks, and opening this view's turn, run on the request thread
+(with `chatomon.django.asgi`'s handler, in the same trip as the middleware); only the turn
+itself runs on the event loop, through `async_to_sync`. A streaming answer (SSE) is
+an async iterator the handler streams from the loop.
+
 Plain HTTP cannot pause for the end user: a mutation in `confirm_mutations` ends the turn
 with `confirmation_required_transport`. Staff approvals still pause (the envelope ends with
 `confirm_mutation`, approver "staff"); the console resumes them.
@@ -17,6 +22,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
+from asgiref.sync import async_to_sync
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
@@ -28,9 +34,9 @@ from chatomon.django.admission import (
     Admitted,
     denied_event,
     identify,
+    limit_refusal,
     limiter_for,
     permitted,
-    rate_limited,
 )
 from chatomon.django.conf import ChatSettings, chat_settings
 from chatomon.django.requests import (
@@ -42,7 +48,7 @@ from chatomon.django.requests import (
 )
 from chatomon.django.service import chat_service
 
-__all__ = ["ChatEndpoint", "ChatView", "collect", "envelope"]
+__all__ = ["ChatEndpoint", "ChatView", "collect", "collect_now", "envelope"]
 
 
 def envelope(events: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -91,11 +97,11 @@ class ChatEndpoint(View):
         """A refusal in this endpoint's format (default: the JSON envelope)."""
         return JsonResponse(envelope([event]), status=status)
 
-    async def admit(self, request: HttpRequest) -> Admitted | HttpResponseBase:
+    def admit(self, request: HttpRequest) -> Admitted | HttpResponseBase:
         """Run every check; the admitted request, or the refusal to send."""
         settings = chat_settings()
-        user = await request.auser()
-        if not await permitted(settings, user, _asgi_scope(request)):
+        user = request.user
+        if not permitted(settings, user, _asgi_scope(request)):
             return self.refuse(request, 403, denied_event())
         decoded = _read(request, self.body_error)
         parsed = decoded if isinstance(decoded, BadRequest) else self.parse(decoded, settings)
@@ -104,8 +110,8 @@ class ChatEndpoint(View):
         session = getattr(request, "session", None)
         if session is None and not user.is_authenticated:
             return self.refuse(request, 403, denied_event())  # no SessionMiddleware: no owner
-        owner, scope = await identify(user, session, request.META.get("REMOTE_ADDR"))
-        limited = await rate_limited(limiter_for(settings), scope)
+        owner, scope = identify(user, session, request.META.get("REMOTE_ADDR"))
+        limited = limit_refusal(limiter_for(settings).admit(scope))
         if limited is not None:
             response = self.refuse(request, 429, limited)
             response["Retry-After"] = str(limited["retry_after_seconds"])
@@ -116,14 +122,19 @@ class ChatEndpoint(View):
 class ChatView(ChatEndpoint):
     """`POST chat/`: `{"text", "conversation_id"?}` → 200 with the envelope of the turn."""
 
-    async def post(self, request: HttpRequest) -> HttpResponseBase:
+    def post(self, request: HttpRequest) -> HttpResponseBase:
         """Run the turn to its end and answer with every event."""
-        admitted = await self.admit(request)
+        admitted = self.admit(request)
         if isinstance(admitted, HttpResponseBase):
             return admitted
-        return JsonResponse(envelope(await collect(admitted.run_turn(can_confirm=False))))
+        events = admitted.run_turn(can_confirm=False, opened=admitted.open_turn())
+        return JsonResponse(envelope(collect_now(events)))
 
 
 async def collect(events: AsyncIterator[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every event of a turn, read to its end."""
     return [event async for event in events]
+
+
+collect_now = async_to_sync(collect)
+"""`collect` for sync code: the events read on the event loop while this thread waits."""

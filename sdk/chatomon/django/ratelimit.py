@@ -2,7 +2,7 @@
 
 ```python
 limiter = RateLimiter(chat_settings())
-admission = await limiter.hit(scope_key(user, session_key, client_ip))
+admission = await limiter.hit(scope_key(user, session_key, client_ip))  # sync: limiter.admit
 if not admission.allowed:
     ...  # error "rate_limited" with admission.retry_after_seconds
 budget = limiter.budget(scope)          # a TurnBudget for ChatService.run_turn(budget=...)
@@ -175,26 +175,40 @@ class RateLimiter:
         limit = self.settings.requests
         if limit is None:
             return Admission(allowed=True)
-        wait = await self._apply(f"{self.prefix}:requests:{scope}", limit, "hit", 1)
-        if wait is None:
+        return _admission(await self._apply(self._requests_key(scope), limit, "hit", 1))
+
+    def admit(self, scope: str) -> Admission:
+        """`hit` for sync code (a view's request thread): the cache is called right here."""
+        limit = self.settings.requests
+        if limit is None:
             return Admission(allowed=True)
-        return Admission(allowed=False, retry_after_seconds=max(1, math.ceil(wait)))
+        return _admission(self._apply_here(self._requests_key(scope), limit, "hit", 1))
 
     def budget(self, scope: str) -> TokenBudget:
         """The token budgets of `scope`, for one turn (`ChatService.run_turn(budget=...)`)."""
         return TokenBudget(self, scope)
 
+    def _requests_key(self, scope: str) -> str:
+        return f"{self.prefix}:requests:{scope}"
+
     async def _apply(self, key: str, limit: int, mode: str, amount: int) -> float | None:
+        if isinstance(self.cache, RedisCache):
+            # A network round trip: kept off the event loop.
+            return await asyncio.to_thread(self._apply_here, key, limit, mode, amount)
+        return self._apply_here(key, limit, mode, amount)
+
+    def _apply_here(self, key: str, limit: int, mode: str, amount: int) -> float | None:
         try:
-            if isinstance(self.cache, RedisCache):
-                # A network round trip: kept off the event loop.
-                return await asyncio.to_thread(
-                    self._log.run, key, limit, self.settings.window_seconds, mode, amount
-                )
             return self._log.run(key, limit, self.settings.window_seconds, mode, amount)
         except Exception as error:  # noqa: BLE001 - a broken cache admits (logged)
             logger.error("rate limit cache failed (%s): admitting", type(error).__name__)
             return None
+
+
+def _admission(wait: float | None) -> Admission:
+    if wait is None:
+        return Admission(allowed=True)
+    return Admission(allowed=False, retry_after_seconds=max(1, math.ceil(wait)))
 
 
 class TokenBudget:

@@ -133,9 +133,9 @@ class ChatStreamView(ChatEndpoint):
         """A refusal as a one-frame event stream."""
         return refusal_response(status, event)
 
-    async def post(self, request: HttpRequest) -> HttpResponseBase:
+    def post(self, request: HttpRequest) -> HttpResponseBase:
         """Stream the turn's events."""
-        admitted = await self.admit(request)
+        admitted = self.admit(request)
         if isinstance(admitted, HttpResponseBase):
             return admitted
         return event_stream_response(admitted.run_turn(), self.heartbeat_seconds)
