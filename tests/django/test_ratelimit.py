@@ -81,6 +81,26 @@ async def test_requests_are_admitted_up_to_the_limit_then_refused_with_the_real_
     assert not (await limits.hit("user:1")).allowed
 
 
+def test_sync_admission_counts_against_the_same_budget() -> None:
+    limits = limiter(local_cache(), requests=2, window_seconds=60)
+    assert limits.admit("user:1").allowed
+    assert asyncio.run(limits.hit("user:1")).allowed
+    assert limits.admit("user:1") == Admission(allowed=False, retry_after_seconds=60)
+
+
+async def test_a_clock_stepping_back_keeps_every_request_counted() -> None:
+    clock = Clock()
+    limits = limiter(local_cache(), clock, requests=2, window_seconds=60)
+    start = clock.now
+    assert (await limits.hit("user:1")).allowed
+    clock.now = start - 30  # the system clock was set back
+    assert (await limits.hit("user:1")).allowed
+    clock.now = start + 59
+    assert await limits.hit("user:1") == Admission(allowed=False, retry_after_seconds=1)
+    clock.now = start + 60.5  # both were recorded at `start`: both have left the window
+    assert (await limits.hit("user:1")).allowed
+
+
 async def test_scopes_are_counted_apart() -> None:
     limits = limiter(local_cache(), requests=1)
     assert (await limits.hit("user:1")).allowed

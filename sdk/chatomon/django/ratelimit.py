@@ -9,10 +9,10 @@ budget = limiter.budget(scope)          # a TurnBudget for ChatService.run_turn(
 ```
 
 Every counter is a sliding window log: the times (and token amounts) of the last
-`window_seconds`. A request is admitted while fewer than `requests` were admitted in the
-window; `retry_after_seconds` is the real time until the oldest of them leaves it. A token
-budget is exhausted once the tokens recorded in the window reach the limit; it frees when
-enough of them have left the window.
+`window_seconds` (outside Redis, packed in two arrays). A request is admitted while fewer
+than `requests` were admitted in the window; `retry_after_seconds` is the real time until
+the oldest of them leaves it. A token budget is exhausted once the tokens recorded in the
+window reach the limit; it frees when enough of them have left the window.
 
 Atomic across processes with django.core.cache.backends.redis.RedisCache: each step is
 one Lua script on the Redis server (its clock, too). With any other cache the log is read
@@ -24,11 +24,13 @@ Cache failures are logged and admit the request: a broken cache never stops chat
 from __future__ import annotations
 
 import asyncio
+import bisect
 import logging
 import math
 import threading
 import time
 import uuid
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -129,22 +131,48 @@ class _WindowLog:
         self, key: str, limit: int, window: float, mode: str, amount: int
     ) -> float | None:
         now = self.clock()
-        entries: list[tuple[float, int]] = [
-            entry for entry in self.cache.get(key, []) if entry[0] > now - window
-        ]
+        times, amounts = _packed(self.cache.get(key))
+        start = bisect.bisect_right(times, now - window)  # times only grow: the rest is live
+        times, amounts = times[start:], amounts[start:]
         if mode == "add":
-            self.cache.set(key, [*entries, (now, amount)], timeout=math.ceil(window))
+            self._append(key, times, amounts, now, amount, window)
             return None
-        total = sum(count for _, count in entries)
+        total = sum(amounts)
         if total + amount <= limit:
             if mode == "hit":
-                self.cache.set(key, [*entries, (now, amount)], timeout=math.ceil(window))
+                self._append(key, times, amounts, now, amount, window)
             return None
-        for at, count in entries:
+        for at, count in zip(times, amounts, strict=True):
             total -= count
             if total + amount <= limit:
                 return at + window - now
         return window
+
+    def _append(  # noqa: PLR0917 - the log's parts, and where it goes
+        self,
+        key: str,
+        times: array[float],
+        amounts: array[int],
+        now: float,
+        amount: int,
+        window: float,
+    ) -> None:
+        # A clock that stepped back records the last time again, keeping the times sorted.
+        times.append(max(now, times[-1]) if times else now)
+        amounts.append(amount)
+        self.cache.set(key, (times, amounts), timeout=math.ceil(window))
+
+
+def _packed(stored: Any) -> tuple[array[float], array[int]]:
+    """A local log as two arrays, times and amounts: one copy to read and write each.
+
+    Not an object per entry, which pickling would visit one by one. Nothing stored yet
+    is an empty log.
+    """
+    if stored is None:
+        return array("d"), array("q")
+    times, amounts = stored
+    return times, amounts
 
 
 class RateLimiter:
