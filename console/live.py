@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -54,10 +54,14 @@ async def announce_approvals_changed() -> None:
     await layer.group_send(APPROVALS_GROUP, {"type": "approvals.changed"})
 
 
-async def approval_activity_listener(activity: Any) -> None:
-    """A ChatService activity listener announcing requested and resolved confirmations."""
+def approval_activity_listener(activity: Any) -> Awaitable[None] | None:
+    """A ChatService activity listener announcing requested and resolved confirmations.
+
+    Sync for every other kind, so that delivering those needs no event loop.
+    """
     if getattr(activity, "kind", None) in APPROVAL_KINDS:
-        await announce_approvals_changed()
+        return announce_approvals_changed()
+    return None
 
 
 def sse_event(event: str, data: str) -> str:

@@ -18,7 +18,9 @@ Run: `python tests/benchmarks/transports.py`.
    `ThreadSensitiveContext`, so its sync work gets a new worker thread (started and joined
    per request) and a new database connection whatever CONN_MAX_AGE says; the
    request-threads handler keeps both. In Django's async chain each method of a sync-only
-   middleware (sessions, CSRF, auth) is a thread hop.
+   middleware (sessions, CSRF, auth) is a thread hop, and so are `request_started` and
+   closing the response; the sync chain makes one trip for all of them. The test project's
+   own settings apply, its `permission` check included.
 
 Single client: the embedded defaults (SQLite in a file, the local-memory cache), and the
 scale-out stack too when DATABASE_URL is set (PostgreSQL; the Redis cache, which the rate
@@ -235,7 +237,6 @@ def single_client(database_url: str) -> list[dict[str, Any]]:
     """
     os.environ.update(DATABASE_URL=database_url, DJANGO_SETTINGS_MODULE="tests.asgi_app.settings")
     import django  # noqa: PLC0415
-    from django.conf import settings  # noqa: PLC0415
     from django.core.handlers.asgi import ASGIHandler  # noqa: PLC0415
     from django.core.management import call_command  # noqa: PLC0415
     from django.db import connections  # noqa: PLC0415
@@ -243,7 +244,6 @@ def single_client(database_url: str) -> list[dict[str, Any]]:
     from chatomon.django.asgi import RequestThreadsHandler  # noqa: PLC0415
 
     django.setup()
-    settings.CHATOMON = {**settings.CHATOMON, "permission": None}
     connections.settings["default"]["CONN_MAX_AGE"] = 60
     call_command("migrate", verbosity=0)
     from tests.benchmarks.chat import seed  # noqa: PLC0415

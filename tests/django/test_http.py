@@ -12,6 +12,7 @@ from django.contrib.auth import get_user_model
 from django.test import AsyncClient
 
 from chatomon.django.models import Conversation, Turn
+from chatomon.django.store import DjangoStore
 from tests.asgi_app.fixtures import (
     configure,
     make_part,
@@ -243,4 +244,18 @@ async def test_a_provider_failure_is_the_generic_chat_error_with_status_200():
     last = response.json()["events"][-1]
     assert (last["type"], last["code"]) == ("error", "chat_error")
     assert "fail" not in last["message"]
+    assert await sync_to_async(lambda: Turn.objects.get().status)() == "aborted"
+
+
+async def test_a_turn_that_cannot_be_recorded_ends_with_chat_error(monkeypatch):
+    # The view closes the turn on its request thread; a failure there ends it as aborted.
+    def gone(self: Any, *args: Any, **kwargs: Any) -> None:
+        raise OSError("database is gone")
+
+    monkeypatch.setattr(DjangoStore, "close_turn_here", gone)
+    response = await post(AsyncClient(), {"text": "hello"})
+    assert response.status_code == 200
+    events = response.json()["events"]
+    assert [event["type"] for event in events][-2:] == ["text_chunk", "error"]
+    assert events[-1]["code"] == "chat_error"
     assert await sync_to_async(lambda: Turn.objects.get().status)() == "aborted"

@@ -26,7 +26,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["Activity", "ActivityKind", "ActivityListener", "deliver"]
+from asgiref.sync import async_to_sync
+
+__all__ = ["Activity", "ActivityKind", "ActivityListener", "deliver", "deliver_now"]
 
 logger = logging.getLogger(__name__)
 
@@ -73,9 +75,32 @@ async def deliver(listeners: Sequence[ActivityListener], activity: Activity) -> 
             if inspect.isawaitable(result):
                 await result
         except Exception as error:  # noqa: BLE001 - observers never break a turn
-            logger.error(
-                "chat activity listener %s failed on %s with %s",
-                getattr(listener, "__qualname__", type(listener).__name__),
-                activity.kind,
-                type(error).__name__,
-            )
+            _failed(listener, activity, error)
+
+
+def deliver_now(listeners: Sequence[ActivityListener], activity: Activity) -> None:
+    """`deliver` for sync code: a listener's awaitable answer is awaited on the event loop.
+
+    Sync listeners (and async ones with nothing to await for this kind) cost no trip to
+    the loop.
+    """
+    for listener in listeners:
+        try:
+            result = listener(activity)
+            if inspect.isawaitable(result):
+                async_to_sync(_awaited)(result)
+        except Exception as error:  # noqa: BLE001 - observers never break a turn
+            _failed(listener, activity, error)
+
+
+async def _awaited(result: Awaitable[Any]) -> None:
+    await result
+
+
+def _failed(listener: ActivityListener, activity: Activity, error: Exception) -> None:
+    logger.error(
+        "chat activity listener %s failed on %s with %s",
+        getattr(listener, "__qualname__", type(listener).__name__),
+        activity.kind,
+        type(error).__name__,
+    )

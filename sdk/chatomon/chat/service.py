@@ -71,6 +71,7 @@ from chatomon.chat.store.records import (
 )
 from chatomon.chat.tools.toolset import Toolset
 from chatomon.chat.turn_driver import EventPublisher, TurnDriver, TurnRun
+from chatomon.chat.turn_ending import TurnEnding
 from chatomon.data.actor import SimpleActor, is_authenticated
 from chatomon.orbitals.base import Orbital, ParallelGroup
 from chatomon.schemas import CaptureContent, TurnPause
@@ -181,6 +182,7 @@ class ChatService:
         budget: TurnBudget | None = None,
         can_confirm: bool = True,
         opened: OpenedTurn | None = None,
+        ending: TurnEnding | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         """Run one turn, yielding its events as JSON-ready dicts.
 
@@ -199,6 +201,8 @@ class ChatService:
             opened: The turn, when the caller opened it already with the store's
                 `open_turn` for this owner and `conversation_id` (a sync caller can, on a
                 thread where the store needs no trip to one).
+            ending: Given, a completed turn is not closed here: the stream ends without
+                `done` and the caller finishes the turn on its thread (see `TurnEnding`).
 
         Raises:
             ValueError: `opened` belongs to another conversation than `conversation_id`.
@@ -225,7 +229,9 @@ class ChatService:
             return
         conversation = opened.conversation
         start = opened.messages[-1].position + 1 if opened.messages else 0
-        run = TurnRun(who, conversation.id, opened.turn.id, actor, text, position=start)
+        run = TurnRun(
+            who, conversation.id, opened.turn.id, actor, text, position=start, ending=ending
+        )
         try:
             native = await self._history(who, conversation, opened.messages)
             await self.driver.tell(run, "message_received", text=text)

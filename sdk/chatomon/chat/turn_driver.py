@@ -12,11 +12,17 @@ import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from chatomon._engine.closing import close_stream
-from chatomon.chat.activity import Activity, ActivityKind, ActivityListener, deliver
+from chatomon.chat.activity import (
+    Activity,
+    ActivityKind,
+    ActivityListener,
+    deliver,
+    deliver_now,
+)
 from chatomon.chat.events import ConfirmMutation, ToolCallStarted, ToolResult
 from chatomon.chat.service_events import (
     GENERIC_ERROR_MESSAGE,
@@ -31,7 +37,17 @@ from chatomon.errors import NucleusError, ToolLoopError
 from chatomon.events import TextChunk, TurnDone, TurnSuspended
 from chatomon.schemas import TurnReport
 
-__all__ = ["EventPublisher", "TurnDriver", "TurnRun"]
+if TYPE_CHECKING:
+    from chatomon.chat.turn_ending import TurnEnding
+
+__all__ = [
+    "EventPublisher",
+    "TurnDriver",
+    "TurnRun",
+    "closing_fields",
+    "finished_payload",
+    "reply_payload",
+]
 
 logger = logging.getLogger("chatomon.chat.service")
 
@@ -53,6 +69,9 @@ class TurnRun:
     pending: ConfirmMutation | None = None
     position: int | None = None
     """Where the turn's items are expected to start in the conversation, when known."""
+    ending: TurnEnding | None = None
+    """Set when the caller records and announces the completed turn itself (see
+    `TurnEnding`): the stream then ends without `done`."""
 
     @property
     def ids(self) -> dict[str, str]:
@@ -93,6 +112,9 @@ class TurnDriver:
             async for event in stream:
                 if isinstance(event, TurnDone):
                     finished = True
+                    if run.ending is not None:
+                        run.ending.hand_over(self, run, event)
+                        return
                     yield await self.emit(run, await self._completed(run, event))
                     return
                 if isinstance(event, TurnSuspended):
@@ -151,20 +173,18 @@ class TurnDriver:
                 result=event.result,
             )
 
+    def tell_now(self, run: TurnRun, kind: ActivityKind, **payload: Any) -> None:
+        """`tell` for sync code (see `deliver_now`)."""
+        if self.listeners:
+            activity = Activity(kind, str(run.conversation_id), run.turn_id, run.actor, payload)
+            deliver_now(self.listeners, activity)
+
     async def _completed(self, run: TurnRun, done: TurnDone) -> dict[str, Any]:
         await self.store.close_turn(
-            run.owner,
-            run.conversation_id,
-            run.turn_id,
-            items=run.items.finished(run.text, done),
-            status="completed",
-            report=done.report,
-            position=run.position,
+            run.owner, run.conversation_id, run.turn_id, **closing_fields(run, done)
         )
-        await self._reported(run, "completed", done.report)
-        await self.tell(
-            run, "assistant_message", text=done.reply, final_action=done.report.final_action
-        )
+        await self.tell(run, "turn_finished", **finished_payload("completed", done.report))
+        await self.tell(run, "assistant_message", **reply_payload(done))
         return done_event(done, str(run.conversation_id))
 
     async def _suspended(self, run: TurnRun, suspended: TurnSuspended) -> dict[str, Any]:
@@ -228,12 +248,30 @@ class TurnDriver:
         await self._reported(run, status, report)
 
     async def _reported(self, run: TurnRun, status: TurnStatus, report: TurnReport | None) -> None:
-        await self.tell(
-            run,
-            "turn_finished",
-            status=status,
-            final_action=None if report is None else report.final_action,
-            duration_ms=None if report is None else report.duration_ms,
-            usage=None if report is None else report.usage.model_dump(),
-            report=report,
-        )
+        await self.tell(run, "turn_finished", **finished_payload(status, report))
+
+
+def closing_fields(run: TurnRun, done: TurnDone) -> dict[str, Any]:
+    """The `close_turn` fields of a completed turn (after its owner and ids)."""
+    return {
+        "items": run.items.finished(run.text, done),
+        "status": "completed",
+        "report": done.report,
+        "position": run.position,
+    }
+
+
+def finished_payload(status: TurnStatus, report: TurnReport | None) -> dict[str, Any]:
+    """The payload of a `turn_finished` activity."""
+    return {
+        "status": status,
+        "final_action": None if report is None else report.final_action,
+        "duration_ms": None if report is None else report.duration_ms,
+        "usage": None if report is None else report.usage.model_dump(),
+        "report": report,
+    }
+
+
+def reply_payload(done: TurnDone) -> dict[str, Any]:
+    """The payload of the `assistant_message` activity of a completed turn."""
+    return {"text": done.reply, "final_action": done.report.final_action}

@@ -28,7 +28,8 @@ from asgiref.sync import async_to_sync
 
 from chatomon.chat.service import ChatService
 from chatomon.chat.service_events import error_event
-from chatomon.chat.store.records import OpenedTurn, Owner, aware
+from chatomon.chat.store.records import OpenedTurn, Owner
+from chatomon.chat.turn_ending import TurnEnding
 from chatomon.data.actor import is_authenticated
 from chatomon.django.conf import ChatSettings
 from chatomon.django.ratelimit import Admission, RateLimiter, TokenBudget, scope_key
@@ -42,6 +43,8 @@ __all__ = [
     "SESSION_MARKER",
     "Admitted",
     "chat_identity",
+    "collect",
+    "collect_now",
     "denied_event",
     "identify",
     "limit_refusal",
@@ -139,11 +142,16 @@ class Admitted:
         return limiter_for(self.settings).budget(self.scope)
 
     def run_turn(
-        self, *, can_confirm: bool = True, opened: OpenedTurn | None = None
+        self,
+        *,
+        can_confirm: bool = True,
+        opened: OpenedTurn | None = None,
+        ending: TurnEnding | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         """The events of the turn the admitted `MessageRequest` asks for.
 
-        `opened`: the turn when `open_turn` opened it already.
+        `opened`: the turn when `open_turn` opened it already; `ending`: see
+        `ChatService.run_turn`.
         """
         message: MessageRequest = self.payload
         return self.service.run_turn(
@@ -154,6 +162,7 @@ class Admitted:
             budget=self.budget(),
             can_confirm=can_confirm,
             opened=opened,
+            ending=ending,
         )
 
     def open_turn(self) -> OpenedTurn | None:
@@ -164,16 +173,33 @@ class Admitted:
         not the owner's, or opening failed: `run_turn` then opens the turn itself, and
         answers `conversation_not_found` or reports the failure as always.
         """
-        from chatomon.django import queries  # noqa: PLC0415 - the models need a ready registry
-
         message: MessageRequest = self.payload
-        if not isinstance(self.service.store, DjangoStore):
+        store = self.service.store
+        if not isinstance(store, DjangoStore):
             return None
         try:
             key = None if message.conversation_id is None else UUID(message.conversation_id)
-            return queries.open_turn(self.owner, key, aware(None))
+            return store.open_turn_here(self.owner, key)
         except Exception:  # noqa: BLE001 - run_turn tries again, and reports the failure
             return None
+
+    def collect_turn(self, *, can_confirm: bool) -> list[dict[str, Any]]:
+        """Every event of the admitted message's turn, for a sync view on its request thread.
+
+        The turn opens and (with the Django store) closes on this thread; only the turn
+        itself runs on the event loop, this thread waiting.
+        """
+        store = self.service.store
+        if not isinstance(store, DjangoStore):
+            return collect_now(self.run_turn(can_confirm=can_confirm))
+        ending = TurnEnding()
+        events = self.run_turn(can_confirm=can_confirm, opened=self.open_turn(), ending=ending)
+        try:
+            collected = collect_now(events)
+        finally:
+            # Recorded also when the client left once the answer was complete.
+            last = ending.finish(store.close_turn_here) if ending.ready else None
+        return collected if last is None else [*collected, last]
 
     def resolve_confirmation(self) -> AsyncIterator[dict[str, Any]]:
         """The events of the admitted `ConfirmRequest`: the claim, then the resumed turn."""
@@ -185,3 +211,12 @@ class Admitted:
             owner=self.owner,
             budget=self.budget(),
         )
+
+
+async def collect(events: AsyncIterator[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every event of a turn, read to its end."""
+    return [event async for event in events]
+
+
+collect_now = async_to_sync(collect)
+"""`collect` for sync code: the events read on the event loop while this thread waits."""

@@ -19,8 +19,9 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase, JsonResponse
 
+from chatomon.django.admission import collect_now
 from chatomon.django.conf import ChatSettings
-from chatomon.django.http import ChatEndpoint, collect_now, envelope
+from chatomon.django.http import ChatEndpoint, envelope
 from chatomon.django.requests import parse_confirm
 from chatomon.django.sse import HEARTBEAT_SECONDS, event_stream_response, refusal_response
 

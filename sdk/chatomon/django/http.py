@@ -19,10 +19,9 @@ with `confirmation_required_transport`. Staff approvals still pause (the envelop
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from asgiref.sync import async_to_sync
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
@@ -48,7 +47,7 @@ from chatomon.django.requests import (
 )
 from chatomon.django.service import chat_service
 
-__all__ = ["ChatEndpoint", "ChatView", "collect", "collect_now", "envelope"]
+__all__ = ["ChatEndpoint", "ChatView", "envelope"]
 
 
 def envelope(events: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -127,14 +126,4 @@ class ChatView(ChatEndpoint):
         admitted = self.admit(request)
         if isinstance(admitted, HttpResponseBase):
             return admitted
-        events = admitted.run_turn(can_confirm=False, opened=admitted.open_turn())
-        return JsonResponse(envelope(collect_now(events)))
-
-
-async def collect(events: AsyncIterator[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every event of a turn, read to its end."""
-    return [event async for event in events]
-
-
-collect_now = async_to_sync(collect)
-"""`collect` for sync code: the events read on the event loop while this thread waits."""
+        return JsonResponse(envelope(admitted.collect_turn(can_confirm=False)))

@@ -5,7 +5,8 @@
 
 Importing this module needs no settings: the models load on first use, once the app
 registry is ready. Each call runs one `chatomon.django.queries` function off the event
-loop through asgiref's `sync_to_async`.
+loop through asgiref's `sync_to_async`; `open_turn_here` and `close_turn_here` run theirs
+on the calling thread, for sync code (a view) where the ORM may run.
 
 ```python
 from chatomon.django.store import DjangoStore
@@ -165,6 +166,31 @@ class DjangoStore:
         await _run(
             queries.close_turn, owner, conversation_id, turn_id,
             items=items, status=status, report=report, now=aware(now), position=position,
+        )  # fmt: skip
+
+    def open_turn_here(self, owner: Owner, conversation_id: UUID | None) -> OpenedTurn | None:
+        """`open_turn` on the calling thread, for sync code where the ORM may run."""
+        from chatomon.django import queries
+
+        return queries.open_turn(owner, conversation_id, aware(None))
+
+    def close_turn_here(
+        self,
+        owner: Owner,
+        conversation_id: UUID,
+        turn_id: str,
+        *,
+        items: Sequence[MessageItem],
+        status: TurnStatus,
+        report: TurnReport | None,
+        position: int | None,
+    ) -> None:
+        """`close_turn` on the calling thread (a `chatomon.chat.turn_ending.TurnCloser`)."""
+        from chatomon.django import queries
+
+        queries.close_turn(
+            owner, conversation_id, turn_id,
+            items=items, status=status, report=report, now=aware(None), position=position,
         )  # fmt: skip
 
     async def update_turn(
