@@ -65,6 +65,29 @@ async def test_a_turn_the_caller_opened_runs_in_that_turn(store: ConversationSto
     assert [m.item.content for m in stored] == ["Hi", "First.", "Again", "Second."]
 
 
+async def test_a_planned_turn_is_written_when_it_ends(store: ConversationStore) -> None:
+    planned = await store.plan_turn(Owner.user(7), None)
+    assert planned is not None
+    chat = service(store, ScriptedProvider([["Hello."]]))
+    events = await collect(chat.run_turn(USER, "Hi", opened=planned))
+    assert events[-1]["turn_id"] == planned.opened.turn.id
+    turn = await store.get_turn(planned.opened.turn.id)
+    assert turn is not None and turn.status == "completed"
+    stored = await store.messages(Owner.user(7), planned.opened.conversation.id)
+    assert [m.item.content for m in stored] == ["Hi", "Hello."]
+
+
+async def test_a_planned_turn_that_fails_is_recorded_as_aborted(store: ConversationStore) -> None:
+    planned = await store.plan_turn(Owner.user(7), None)
+    assert planned is not None
+    chat = service(store, ScriptedProvider([RuntimeError("provider down")]))
+    (error,) = await collect(chat.run_turn(USER, "Hi", opened=planned))
+    assert error["code"] == "chat_error"
+    turn = await store.get_turn(planned.opened.turn.id)
+    assert turn is not None and turn.status == "aborted"
+    assert await store.list_conversations(Owner.user(7)) == [planned.opened.conversation]
+
+
 async def test_a_turn_opened_in_another_conversation_is_refused(store: ConversationStore) -> None:
     chat = service(store, ScriptedProvider([["never"]]))
     opened = await store.open_turn(Owner.user(7), None)

@@ -40,6 +40,22 @@ async def suspended_turn(chat: ChatService, text: str = "Rename steel to iron") 
     return events[-1]
 
 
+async def test_a_planned_turn_is_recorded_before_its_confirmation(
+    store: ConversationStore,
+) -> None:
+    planned = await store.plan_turn(Owner.user(7), None)
+    assert planned is not None
+    chat = service(store, rename_script(), settings=confirm_settings())
+    pending = (await collect(chat.run_turn(USER, "Rename it", opened=planned)))[-1]
+    assert pending["type"] == "confirm_mutation"
+    turn = await store.get_turn(planned.opened.turn.id)
+    assert turn is not None and turn.status == "awaiting_confirmation"
+    confirmation = await store.get_confirmation(UUID(pending["id"]))
+    assert confirmation is not None and confirmation.turn_id == planned.opened.turn.id
+    events = await collect(chat.resolve_confirmation(USER, pending["id"], True))
+    assert events[-1]["type"] == "done"
+
+
 @pytest.mark.parametrize("confirmed", [True, False])
 async def test_a_client_decision_resumes_the_suspended_turn(
     store: ConversationStore, confirmed: bool

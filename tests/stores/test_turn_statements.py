@@ -103,6 +103,38 @@ def test_closed_items_read_back_alike_through_the_orm_and_the_next_open() -> Non
     assert again.conversation.created_at == NOW
 
 
+def test_a_planned_turn_of_a_new_conversation_is_written_in_three_statements() -> None:
+    planned, sql = statements(lambda: queries.plan_turn(OWNER, None, NOW))
+    assert planned is not None and sql == []
+    later = NOW + timedelta(seconds=3)
+    opened = planned.opened
+    _, sql = statements(
+        lambda: queries.close_turn(
+            OWNER,
+            opened.conversation.id,
+            opened.turn.id,
+            items=ITEMS,
+            status="completed",
+            report=report(opened.turn.id),
+            now=later,
+            position=0,
+            planned=planned,
+        )
+    )
+    # The conversation, the ended turn and one insert for all items, in one transaction.
+    writes = [
+        s for s in sql if not s.upper().startswith(("BEGIN", "COMMIT", "SAVEPOINT", "RELEASE"))
+    ]
+    assert len(writes) == 3 and all("INSERT INTO" in write.upper() for write in writes)
+    turn = models.Turn.objects.get(pk=opened.turn.id)
+    assert (turn.status, turn.started_at, turn.finished_at) == ("completed", NOW, later)
+    assert (turn.input_tokens, turn.output_tokens, turn.final_action) == (100, 20, "answered")
+    assert turn.report == report(opened.turn.id).model_dump(mode="json")
+    again = queries.open_turn(OWNER, opened.conversation.id, later)
+    assert again is not None and [m.item for m in again.messages] == ITEMS
+    assert (again.conversation.created_at, again.conversation.updated_at) == (NOW, later)
+
+
 def test_a_stored_summary_is_read_back_by_open_turn() -> None:
     opened = queries.open_turn(OWNER, None, NOW)
     assert opened is not None
@@ -122,6 +154,11 @@ def test_closing_an_unknown_turn_is_a_lookup_error() -> None:
     assert opened is not None
     with pytest.raises(LookupError, match="no turn"):
         queries.close_turn(
-            OWNER, opened.conversation.id, "missing", items=[], status="completed",
-            report=None, now=NOW,
-        )  # fmt: skip
+            OWNER,
+            opened.conversation.id,
+            "missing",
+            items=[],
+            status="completed",
+            report=None,
+            now=NOW,
+        )

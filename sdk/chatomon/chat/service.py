@@ -67,6 +67,7 @@ from chatomon.chat.store.records import (
     OpenedTurn,
     Owner,
     PendingConfirmation,
+    PlannedTurn,
     StoredMessage,
 )
 from chatomon.chat.tools.toolset import Toolset
@@ -181,7 +182,7 @@ class ChatService:
         owner: Owner | None = None,
         budget: TurnBudget | None = None,
         can_confirm: bool = True,
-        opened: OpenedTurn | None = None,
+        opened: OpenedTurn | PlannedTurn | None = None,
         ending: TurnEnding | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         """Run one turn, yielding its events as JSON-ready dicts.
@@ -198,9 +199,10 @@ class ChatService:
             can_confirm: False for a transport that cannot ask the user (plain HTTP): a
                 client confirmation ends the turn with `confirmation_required_transport`;
                 staff approvals still suspend it.
-            opened: The turn, when the caller opened it already with the store's
-                `open_turn` for this owner and `conversation_id` (a sync caller can, on a
-                thread where the store needs no trip to one).
+            opened: The turn, when the caller opened it already for this owner and
+                `conversation_id` (a sync caller can, on a thread where the store needs no
+                trip to one): with the store's `open_turn`, or its `plan_turn`, which the
+                turn then writes as it ends (or as running before any write needing it).
             ending: Given, a completed turn is not closed here: the stream ends without
                 `done` and the caller finishes the turn on its thread (see `TurnEnding`).
 
@@ -208,14 +210,17 @@ class ChatService:
             ValueError: `opened` belongs to another conversation than `conversation_id`.
         """
         who = owner_of(actor, owner)
+        planned, given = (
+            (opened, opened.opened) if isinstance(opened, PlannedTurn) else (None, opened)
+        )
         if (
-            opened is not None
+            given is not None
             and conversation_id is not None
-            and UUID(str(conversation_id)) != opened.conversation.id
+            and UUID(str(conversation_id)) != given.conversation.id
         ):
             raise ValueError("the opened turn belongs to another conversation")
         try:
-            opened = opened or await self._open(who, conversation_id)
+            opened = given or await self._open(who, conversation_id)
         except Exception:
             logger.exception("opening a chat turn failed")
             yield error_event("chat_error", GENERIC_ERROR_MESSAGE)
@@ -230,8 +235,9 @@ class ChatService:
         conversation = opened.conversation
         start = opened.messages[-1].position + 1 if opened.messages else 0
         run = TurnRun(
-            who, conversation.id, opened.turn.id, actor, text, position=start, ending=ending
-        )
+            who, conversation.id, opened.turn.id, actor, text,
+            position=start, ending=ending, planned=planned,
+        )  # fmt: skip
         try:
             native = await self._history(who, conversation, opened.messages)
             await self.driver.tell(run, "message_received", text=text)
@@ -240,6 +246,7 @@ class ChatService:
             return
         except BaseException:
             # Cancelled (or failed) before the driver took over: record the turn as ended.
+            await self.driver.record(run)
             await self.store.update_turn(run.turn_id, status="aborted")
             raise
         loop = self._loop(

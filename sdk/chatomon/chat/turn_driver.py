@@ -32,7 +32,7 @@ from chatomon.chat.service_events import (
     error_event,
 )
 from chatomon.chat.store.protocol import ConversationStore
-from chatomon.chat.store.records import Approver, Owner, TurnStatus
+from chatomon.chat.store.records import Approver, Owner, PlannedTurn, TurnStatus
 from chatomon.errors import NucleusError, ToolLoopError
 from chatomon.events import TextChunk, TurnDone, TurnSuspended
 from chatomon.schemas import TurnReport
@@ -72,6 +72,9 @@ class TurnRun:
     ending: TurnEnding | None = None
     """Set when the caller records and announces the completed turn itself (see
     `TurnEnding`): the stream then ends without `done`."""
+    planned: PlannedTurn | None = None
+    """The turn while it is only planned (`ConversationStore.plan_turn`): written as it
+    ends, or as running before any other write that needs it (see `TurnDriver.record`)."""
 
     @property
     def ids(self) -> dict[str, str]:
@@ -179,10 +182,17 @@ class TurnDriver:
             activity = Activity(kind, str(run.conversation_id), run.turn_id, run.actor, payload)
             deliver_now(self.listeners, activity)
 
+    async def record(self, run: TurnRun) -> None:
+        """Write `run`'s turn as running if it is only planned (before a write needing it)."""
+        if run.planned is not None:
+            await self.store.record_turn(run.planned)
+            run.planned = None
+
     async def _completed(self, run: TurnRun, done: TurnDone) -> dict[str, Any]:
         await self.store.close_turn(
             run.owner, run.conversation_id, run.turn_id, **closing_fields(run, done)
         )
+        run.planned = None
         await self.tell(run, "turn_finished", **finished_payload("completed", done.report))
         await self.tell(run, "assistant_message", **reply_payload(done))
         return done_event(done, str(run.conversation_id))
@@ -200,6 +210,7 @@ class TurnDriver:
             "loop": dict(suspended.state),
             "items": run.items.to_dict(),
         }
+        await self.record(run)
         confirmation = await self.store.create_confirmation(
             run.owner,
             run.conversation_id,
@@ -244,6 +255,7 @@ class TurnDriver:
         return event
 
     async def _finish(self, run: TurnRun, status: TurnStatus, report: TurnReport | None) -> None:
+        await self.record(run)
         await self.store.update_turn(run.turn_id, status=status, report=report)
         await self._reported(run, status, report)
 
@@ -258,6 +270,7 @@ def closing_fields(run: TurnRun, done: TurnDone) -> dict[str, Any]:
         "status": "completed",
         "report": done.report,
         "position": run.position,
+        "planned": run.planned,
     }
 
 

@@ -31,7 +31,7 @@ from uuid import UUID
 from asgiref.sync import async_to_sync
 
 from chatomon.chat.service_events import done_event
-from chatomon.chat.store.records import MessageItem, Owner, TurnStatus
+from chatomon.chat.store.records import MessageItem, Owner, PlannedTurn, TurnStatus
 from chatomon.chat.turn_driver import (
     TurnDriver,
     TurnRun,
@@ -60,6 +60,7 @@ class TurnCloser(Protocol):
         status: TurnStatus,
         report: TurnReport | None,
         position: int | None,
+        planned: PlannedTurn | None,
     ) -> None: ...
 
 
@@ -97,6 +98,7 @@ class TurnEnding:
         self._handed = None
         try:
             close(run.owner, run.conversation_id, run.turn_id, **closing_fields(run, done))
+            run.planned = None
         except Exception as error:
             logger.exception("chat turn %s failed", run.turn_id)
             return {**async_to_sync(driver.failed)(run, None, error), **run.ids}

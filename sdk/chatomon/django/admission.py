@@ -28,7 +28,7 @@ from asgiref.sync import async_to_sync
 
 from chatomon.chat.service import ChatService
 from chatomon.chat.service_events import error_event
-from chatomon.chat.store.records import OpenedTurn, Owner
+from chatomon.chat.store.records import OpenedTurn, Owner, PlannedTurn
 from chatomon.chat.turn_ending import TurnEnding
 from chatomon.data.actor import is_authenticated
 from chatomon.django.conf import ChatSettings
@@ -145,13 +145,12 @@ class Admitted:
         self,
         *,
         can_confirm: bool = True,
-        opened: OpenedTurn | None = None,
+        opened: OpenedTurn | PlannedTurn | None = None,
         ending: TurnEnding | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         """The events of the turn the admitted `MessageRequest` asks for.
 
-        `opened`: the turn when `open_turn` opened it already; `ending`: see
-        `ChatService.run_turn`.
+        `opened` and `ending`: see `ChatService.run_turn`.
         """
         message: MessageRequest = self.payload
         return self.service.run_turn(
@@ -165,13 +164,14 @@ class Admitted:
             ending=ending,
         )
 
-    def open_turn(self) -> OpenedTurn | None:
-        """Open the admitted message's turn here, on a thread where the ORM may run.
+    def plan_turn(self) -> PlannedTurn | None:
+        """Plan the admitted message's turn here, on a thread where the ORM may run.
 
-        A sync view does so on its request thread, sparing the turn that trip. None when
-        the service's store is not the Django store, the conversation id is not a UUID or
-        not the owner's, or opening failed: `run_turn` then opens the turn itself, and
-        answers `conversation_not_found` or reports the failure as always.
+        A sync view does so on its request thread, sparing the turn that trip; the turn
+        is then written once, as it ends. None when the service's store is not the Django
+        store, the conversation id is not a UUID or not the owner's, or reading failed:
+        `run_turn` then opens the turn itself, and answers `conversation_not_found` or
+        reports the failure as always.
         """
         message: MessageRequest = self.payload
         store = self.service.store
@@ -179,21 +179,21 @@ class Admitted:
             return None
         try:
             key = None if message.conversation_id is None else UUID(message.conversation_id)
-            return store.open_turn_here(self.owner, key)
+            return store.plan_turn_here(self.owner, key)
         except Exception:  # noqa: BLE001 - run_turn tries again, and reports the failure
             return None
 
     def collect_turn(self, *, can_confirm: bool) -> list[dict[str, Any]]:
         """Every event of the admitted message's turn, for a sync view on its request thread.
 
-        The turn opens and (with the Django store) closes on this thread; only the turn
-        itself runs on the event loop, this thread waiting.
+        With the Django store the turn is planned here and written here once, as it ends;
+        only the turn itself runs on the event loop, this thread waiting.
         """
         store = self.service.store
         if not isinstance(store, DjangoStore):
             return collect_now(self.run_turn(can_confirm=can_confirm))
         ending = TurnEnding()
-        events = self.run_turn(can_confirm=can_confirm, opened=self.open_turn(), ending=ending)
+        events = self.run_turn(can_confirm=can_confirm, opened=self.plan_turn(), ending=ending)
         try:
             collected = collect_now(events)
         finally:

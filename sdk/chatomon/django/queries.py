@@ -22,12 +22,14 @@ from django.db.models import Q
 
 from chatomon.chat.store.records import (
     TIMED_OUT_REASON,
+    Conversation,
     ConversationNotFoundError,
     ConversationSummary,
     MessageItem,
     OpenedTurn,
     Owner,
     PendingConfirmation,
+    PlannedTurn,
     StoredMessage,
     TurnRecord,
     check_decision,
@@ -134,18 +136,43 @@ def open_turn(owner: Owner, conversation_id: UUID | None, now: datetime) -> Open
     No transaction: the turn is inserted last, so a failure leaves at most an empty
     conversation, and the reads before it need no snapshot of their own.
     """
-    with _connection().cursor() as cursor:
-        if conversation_id is None:
-            conversation = statements.insert_conversation(cursor, owner, now)
-            messages: list[StoredMessage] = []
-        else:
+    planned = plan_turn(owner, conversation_id, now)
+    if planned is None:
+        return None
+    record_turn(planned)
+    return planned.opened
+
+
+def plan_turn(owner: Owner, conversation_id: UUID | None, now: datetime) -> PlannedTurn | None:
+    """The turn `open_turn` would start, written nowhere.
+
+    No statement for a new conversation, 2 reads for an existing one.
+    """
+    if conversation_id is None:
+        conversation = Conversation(
+            id=uuid.uuid4(), owner=owner, title="", created_at=now, updated_at=now, summary=None
+        )
+        messages: list[StoredMessage] = []
+    else:
+        with _connection().cursor() as cursor:
             found = statements.owned_conversation(cursor, owner, conversation_id)
             if found is None:
                 return None
             conversation = found
             messages = statements.stored_messages(cursor, conversation.id)
-        turn = statements.insert_turn(cursor, conversation.id, now)
-    return OpenedTurn(conversation, messages, turn)
+    turn = TurnRecord(
+        id=uuid.uuid4().hex, conversation_id=conversation.id, status="running", started_at=now,
+        usage=TokenUsage(input_tokens=0, output_tokens=0),
+    )  # fmt: skip
+    return PlannedTurn(OpenedTurn(conversation, messages, turn), conversation_id is None)
+
+
+def record_turn(planned: PlannedTurn) -> None:
+    """Write a planned turn as running (and its conversation, when new): 1 or 2 statements."""
+    with _connection().cursor() as cursor:
+        if planned.new_conversation:
+            statements.insert_conversation(cursor, planned.opened.conversation)
+        statements.insert_turn(cursor, planned.opened.turn)
 
 
 def close_turn(
@@ -158,6 +185,7 @@ def close_turn(
     report: TurnReport | None,
     now: datetime,
     position: int | None = None,
+    planned: PlannedTurn | None = None,
 ) -> None:
     """Append the last items and move the turn: 3 statements in one transaction.
 
@@ -165,14 +193,28 @@ def close_turn(
     when its turn opened). A concurrent turn of the same conversation may have taken it:
     the unique position then fails the insert, and the work is redone after reading the
     real end, so the common case needs no read at all.
+
+    A `planned` turn is inserted as it ended instead of moved: for a new conversation that
+    is the conversation, the turn and the items, 3 statements in all.
     """
     connection = _connection()
     changes = _turn_changes(status, report, None, now)
+    if planned is not None:
+        check_transition(turn_id, planned.opened.turn.status, status)
 
     def write(at: int | None) -> None:
         with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
-            _move(cursor, turn_id, status, changes)
-            _append(cursor, owner, conversation_id, items, now, at)
+            if planned is None:
+                _move(cursor, turn_id, status, changes)
+                _append(cursor, owner, conversation_id, items, now, at)
+            elif planned.new_conversation:
+                conversation = planned.opened.conversation
+                statements.insert_conversation(cursor, conversation, updated_at=now)
+                statements.insert_turn(cursor, planned.opened.turn, **changes)
+                statements.insert_messages(cursor, conversation_id, items, 0, now)
+            else:
+                statements.insert_turn(cursor, planned.opened.turn, **changes)
+                _append(cursor, owner, conversation_id, items, now, at)
 
     if position is not None:
         try:

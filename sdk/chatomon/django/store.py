@@ -5,7 +5,7 @@
 
 Importing this module needs no settings: the models load on first use, once the app
 registry is ready. Each call runs one `chatomon.django.queries` function off the event
-loop through asgiref's `sync_to_async`; `open_turn_here` and `close_turn_here` run theirs
+loop through asgiref's `sync_to_async`; `plan_turn_here` and `close_turn_here` run theirs
 on the calling thread, for sync code (a view) where the ORM may run.
 
 ```python
@@ -35,6 +35,7 @@ from chatomon.chat.store.records import (
     OpenedTurn,
     Owner,
     PendingConfirmation,
+    PlannedTurn,
     StoredMessage,
     TurnRecord,
     TurnStatus,
@@ -148,6 +149,20 @@ class DjangoStore:
 
         return await _run(queries.open_turn, owner, conversation_id, aware(now))
 
+    async def plan_turn(
+        self, owner: Owner, conversation_id: UUID | None, *, now: datetime | None = None
+    ) -> PlannedTurn | None:
+        """`open_turn` without writing (no statement new, 2 reads existing)."""
+        from chatomon.django import queries
+
+        return await _run(queries.plan_turn, owner, conversation_id, aware(now))
+
+    async def record_turn(self, planned: PlannedTurn) -> None:
+        """Write a planned turn as running (and its conversation, when new)."""
+        from chatomon.django import queries
+
+        await _run(queries.record_turn, planned)
+
     async def close_turn(
         self,
         owner: Owner,
@@ -159,20 +174,21 @@ class DjangoStore:
         report: TurnReport | None = None,
         now: datetime | None = None,
         position: int | None = None,
+        planned: PlannedTurn | None = None,
     ) -> None:
-        """Append the last items and move the turn in one transaction (3 statements)."""
+        """Append the last items and end the turn in one transaction (3 statements)."""
         from chatomon.django import queries
 
         await _run(
-            queries.close_turn, owner, conversation_id, turn_id,
-            items=items, status=status, report=report, now=aware(now), position=position,
+            queries.close_turn, owner, conversation_id, turn_id, items=items, status=status,
+            report=report, now=aware(now), position=position, planned=planned,
         )  # fmt: skip
 
-    def open_turn_here(self, owner: Owner, conversation_id: UUID | None) -> OpenedTurn | None:
-        """`open_turn` on the calling thread, for sync code where the ORM may run."""
+    def plan_turn_here(self, owner: Owner, conversation_id: UUID | None) -> PlannedTurn | None:
+        """`plan_turn` on the calling thread, for sync code where the ORM may run."""
         from chatomon.django import queries
 
-        return queries.open_turn(owner, conversation_id, aware(None))
+        return queries.plan_turn(owner, conversation_id, aware(None))
 
     def close_turn_here(
         self,
@@ -184,13 +200,14 @@ class DjangoStore:
         status: TurnStatus,
         report: TurnReport | None,
         position: int | None,
+        planned: PlannedTurn | None,
     ) -> None:
         """`close_turn` on the calling thread (a `chatomon.chat.turn_ending.TurnCloser`)."""
         from chatomon.django import queries
 
         queries.close_turn(
-            owner, conversation_id, turn_id,
-            items=items, status=status, report=report, now=aware(None), position=position,
+            owner, conversation_id, turn_id, items=items, status=status, report=report,
+            now=aware(None), position=position, planned=planned,
         )  # fmt: skip
 
     async def update_turn(

@@ -8,7 +8,6 @@ from the same `chatomon.django.rows` mapping as every other read.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from types import SimpleNamespace
@@ -22,7 +21,6 @@ from chatomon.chat.store.records import Conversation, MessageItem, Owner, Stored
 from chatomon.django import models
 from chatomon.django.model_sql import ModelSQL, model_sql
 from chatomon.django.rows import conversation_record, message_fields, message_record
-from chatomon.schemas import TokenUsage
 
 __all__ = [
     "insert_conversation",
@@ -61,20 +59,20 @@ def _row(sql: ModelSQL, connection: BaseDatabaseWrapper, row: Sequence[Any]) -> 
     return SimpleNamespace(**attributes, pk=attributes[sql.model._meta.pk.attname])
 
 
-def insert_conversation(cursor: CursorWrapper, owner: Owner, now: datetime) -> Conversation:
-    """A new, empty conversation of `owner`."""
+def insert_conversation(
+    cursor: CursorWrapper, conversation: Conversation, *, updated_at: datetime | None = None
+) -> None:
+    """Insert a new, empty conversation (`updated_at` when it was already used)."""
     connection = cursor.db
     sql = model_sql(connection, models.Conversation)
-    conversation_id = uuid.uuid4()
     values: dict[str, Any] = {
-        "id": conversation_id, "owner_kind": owner.kind, "owner_key": owner.key, "title": "",
-        "created_at": now, "updated_at": now, "summary_text": None,
+        "id": conversation.id, "owner_kind": conversation.owner.kind,
+        "owner_key": conversation.owner.key, "title": conversation.title,
+        "created_at": conversation.created_at,
+        "updated_at": updated_at or conversation.updated_at, "summary_text": None,
         "summary_through_id": None, "summary_through_position": None,
     }  # fmt: skip
     cursor.execute(sql.insert(tuple(values)), sql.prepared(connection, values))
-    return Conversation(
-        id=conversation_id, owner=owner, title="", created_at=now, updated_at=now, summary=None
-    )
 
 
 def owned_conversation(
@@ -103,21 +101,16 @@ def stored_messages(cursor: CursorWrapper, conversation_id: UUID) -> list[Stored
     return [message_record(_row(sql, connection, row)) for row in cursor.fetchall()]
 
 
-def insert_turn(cursor: CursorWrapper, conversation_id: UUID, now: datetime) -> TurnRecord:
-    """A new running turn of the conversation."""
+def insert_turn(cursor: CursorWrapper, turn: TurnRecord, **changes: Any) -> None:
+    """Insert a new turn of a conversation: the record, with `changes` (an ended turn's)."""
     connection = cursor.db
     sql = model_sql(connection, models.Turn)
-    turn_id = uuid.uuid4().hex
     values: dict[str, Any] = {
-        "id": turn_id, "conversation": conversation_id, "status": "running",
+        "id": turn.id, "conversation": turn.conversation_id, "status": turn.status,
         "report": None, "final_action": None, "escalated": False, "input_tokens": 0,
-        "output_tokens": 0, "started_at": now, "finished_at": None,
+        "output_tokens": 0, "started_at": turn.started_at, "finished_at": None, **changes,
     }  # fmt: skip
     cursor.execute(sql.insert(tuple(values)), sql.prepared(connection, values))
-    return TurnRecord(
-        id=turn_id, conversation_id=conversation_id, status="running", started_at=now,
-        usage=TokenUsage(input_tokens=0, output_tokens=0),
-    )  # fmt: skip
 
 
 def move_turn(

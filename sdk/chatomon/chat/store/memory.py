@@ -27,6 +27,7 @@ from chatomon.chat.store.records import (
     OpenedTurn,
     Owner,
     PendingConfirmation,
+    PlannedTurn,
     StoredMessage,
     TurnRecord,
     TurnStatus,
@@ -148,16 +149,39 @@ class MemoryStore:
         self, owner: Owner, conversation_id: UUID | None, *, now: datetime | None = None
     ) -> OpenedTurn | None:
         """Start a running turn: the conversation (new when None), its items, the turn."""
+        planned = await self.plan_turn(owner, conversation_id, now=now)
+        if planned is None:
+            return None
+        await self.record_turn(planned)
+        return planned.opened
+
+    async def plan_turn(
+        self, owner: Owner, conversation_id: UUID | None, *, now: datetime | None = None
+    ) -> PlannedTurn | None:
+        """`open_turn` without writing: the turn (and a new conversation) in memory only."""
+        moment = aware(now)
         if conversation_id is None:
-            conversation = await self.create_conversation(owner, now=now)
+            conversation = Conversation(uuid.uuid4(), owner, "", moment, moment)
             messages: list[StoredMessage] = []
         else:
             found = await self.get_conversation(owner, conversation_id)
             if found is None:
                 return None
             conversation, messages = found, await self.messages(owner, conversation_id)
-        turn = await self.start_turn(owner, conversation.id, now=now)
-        return OpenedTurn(conversation, messages, turn)
+        turn = TurnRecord(uuid.uuid4().hex, conversation.id, "running", moment)
+        return PlannedTurn(OpenedTurn(conversation, messages, turn), conversation_id is None)
+
+    async def record_turn(self, planned: PlannedTurn) -> None:
+        """Write a planned turn as running (and its conversation, when new)."""
+        conversation, turn = planned.opened.conversation, planned.opened.turn
+        with self._lock:
+            if planned.new_conversation:
+                self._conversations.setdefault(conversation.id, conversation)
+                self._messages.setdefault(conversation.id, [])
+            self._owned(conversation.owner, conversation.id)
+            if turn.id in self._turns:
+                raise ValueError(f"turn {turn.id!r} already exists")
+            self._turns[turn.id] = turn
 
     async def close_turn(
         self,
@@ -170,8 +194,11 @@ class MemoryStore:
         report: TurnReport | None = None,
         now: datetime | None = None,
         position: int | None = None,
+        planned: PlannedTurn | None = None,
     ) -> None:
-        """Append the turn's last items and move it to `status`."""
+        """Append the turn's last items and move it to `status` (a planned one recorded)."""
+        if planned is not None:
+            await self.record_turn(planned)
         if await self.get_conversation(owner, conversation_id) is None:
             raise ConversationNotFoundError(f"no conversation {conversation_id} for this owner")
         current = await self.get_turn(turn_id)

@@ -292,3 +292,19 @@ class OpenedTurn:
     conversation: Conversation
     messages: list[StoredMessage]
     turn: TurnRecord
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedTurn:
+    """A turn laid out by `ConversationStore.plan_turn` and not written yet.
+
+    `record_turn` writes it as running; `close_turn(planned=...)` writes it as it ends, in
+    the same unit of work as its last items. Until then no reader sees it.
+
+    Attributes:
+        opened: The turn as `open_turn` would have given it.
+        new_conversation: Its conversation is new: nothing of it is stored yet either.
+    """
+
+    opened: OpenedTurn
+    new_conversation: bool
