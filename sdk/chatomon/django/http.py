@@ -7,10 +7,11 @@ CSRF-protected (Django's 403), then, in this order and before any turn runs: the
 created now so its cookie goes out with the response), and one request counted against the
 rate limit (429 `rate_limited`, with `Retry-After`). Refusals use the endpoint's own format.
 
-The views are sync: the checks, and opening this view's turn, run on the request thread
-(with `chatomon.django.asgi`'s handler, in the same trip as the middleware); only the turn
-itself runs on the event loop, through `async_to_sync`. A streaming answer (SSE) is
-an async iterator the handler streams from the loop.
+The views are sync: the checks run on the request thread (with `chatomon.django.asgi`'s
+handler, in the same trip as the middleware), and so does the store work of this view's
+turn: it is planned there and written there once, as it ends (`Admitted.collect_turn`).
+Only the turn itself runs on the event loop, through `async_to_sync`. A streaming answer
+(SSE) is an async iterator the handler streams from the loop.
 
 Plain HTTP cannot pause for the end user: a mutation in `confirm_mutations` ends the turn
 with `confirmation_required_transport`. Staff approvals still pause (the envelope ends with
