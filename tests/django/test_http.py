@@ -9,6 +9,7 @@ from uuid import uuid4
 import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
+from django.db import connection
 from django.test import AsyncClient
 
 from chatomon.django.models import Conversation, Turn
@@ -259,3 +260,21 @@ async def test_a_turn_that_cannot_be_recorded_ends_with_chat_error(monkeypatch):
     assert [event["type"] for event in events][-2:] == ["text_chunk", "error"]
     assert events[-1]["code"] == "chat_error"
     assert await sync_to_async(lambda: Turn.objects.get().status)() == "aborted"
+
+
+async def test_chat_views_stay_out_of_atomic_requests(settings):
+    # A turn must not run inside one request-wide transaction (seconds of model time, and
+    # its records must survive a failing request).
+    seen: list[bool] = []
+
+    def permission(user: Any, scope: Any) -> bool:
+        seen.append(connection.in_atomic_block)
+        return True
+
+    settings.DATABASES["default"]["ATOMIC_REQUESTS"] = True
+    configure(settings, permission=permission)
+    try:
+        assert (await post(AsyncClient(), {"text": "hello"})).status_code == 200
+    finally:
+        settings.DATABASES["default"]["ATOMIC_REQUESTS"] = False
+    assert seen == [False]

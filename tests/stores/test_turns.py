@@ -244,3 +244,16 @@ async def test_close_turn_appends_at_the_real_end_when_another_turn_wrote_first(
     ]
     turn = await store.get_turn(opened.turn.id)
     assert turn is not None and turn.status == "completed"
+
+
+async def test_a_refused_planned_close_leaves_the_turn_unwritten(store: ConversationStore) -> None:
+    conversation = await store.create_conversation(OWNER)
+    planned = await store.plan_turn(OWNER, conversation.id)
+    assert planned is not None
+    await store.prune(NOW + timedelta(days=3650))  # the conversation goes away meanwhile
+    with pytest.raises(ConversationNotFoundError):
+        await store.close_turn(
+            OWNER, conversation.id, planned.opened.turn.id, items=[MessageItem.user("Hi")],
+            status="completed", planned=planned,
+        )  # fmt: skip
+    assert await store.get_turn(planned.opened.turn.id) is None

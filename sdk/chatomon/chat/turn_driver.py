@@ -265,13 +265,15 @@ class TurnDriver:
 
 def closing_fields(run: TurnRun, done: TurnDone) -> dict[str, Any]:
     """The `close_turn` fields of a completed turn (after its owner and ids)."""
-    return {
+    fields: dict[str, Any] = {
         "items": run.items.finished(run.text, done),
         "status": "completed",
         "report": done.report,
         "position": run.position,
-        "planned": run.planned,
     }
+    if run.planned is not None:  # stores without planned turns never see the keyword
+        fields["planned"] = run.planned
+    return fields
 
 
 def finished_payload(status: TurnStatus, report: TurnReport | None) -> dict[str, Any]:

@@ -60,7 +60,7 @@ class TurnCloser(Protocol):
         status: TurnStatus,
         report: TurnReport | None,
         position: int | None,
-        planned: PlannedTurn | None,
+        planned: PlannedTurn | None = None,
     ) -> None: ...
 
 

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
 from django.utils.decorators import method_decorator
@@ -88,6 +89,15 @@ class ChatEndpoint(View):
     http_method_names = ("post",)
     body_error = "bad_message"
     """The code of a body that is not a JSON object."""
+
+    @classmethod
+    def as_view(cls, **initkwargs: Any) -> Any:
+        """The view, left out of ATOMIC_REQUESTS.
+
+        A turn waits on a model for seconds, and its records must survive the request
+        failing (a client gone mid-turn is recorded as aborted).
+        """
+        return transaction.non_atomic_requests(super().as_view(**initkwargs))
 
     def parse(self, payload: Mapping[str, Any], settings: ChatSettings) -> Any:
         """The request this endpoint reads from the decoded body, or a BadRequest."""

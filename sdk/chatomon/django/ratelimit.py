@@ -166,13 +166,12 @@ class _WindowLog:
 def _packed(stored: Any) -> tuple[array[float], array[int]]:
     """A local log as two arrays, times and amounts: one copy to read and write each.
 
-    Not an object per entry, which pickling would visit one by one. Nothing stored yet
-    is an empty log.
+    Not an object per entry, which pickling would visit one by one. Nothing stored yet,
+    or anything else, is an empty log.
     """
-    if stored is None:
-        return array("d"), array("q")
-    times, amounts = stored
-    return times, amounts
+    if isinstance(stored, tuple) and len(stored) == 2:
+        return stored[0], stored[1]
+    return array("d"), array("q")  # nothing yet, or a value of another format
 
 
 class RateLimiter:

@@ -200,7 +200,7 @@ class DjangoStore:
         status: TurnStatus,
         report: TurnReport | None,
         position: int | None,
-        planned: PlannedTurn | None,
+        planned: PlannedTurn | None = None,
     ) -> None:
         """`close_turn` on the calling thread (a `chatomon.chat.turn_ending.TurnCloser`)."""
         from chatomon.django import queries

@@ -198,6 +198,12 @@ class MemoryStore:
     ) -> None:
         """Append the turn's last items and move it to `status` (a planned one recorded)."""
         if planned is not None:
+            # Checked before it is written: a refused close leaves the turn only planned.
+            if not planned.new_conversation and not await self.get_conversation(
+                owner, conversation_id
+            ):
+                raise ConversationNotFoundError(f"no conversation {conversation_id} for this owner")
+            check_transition(turn_id, planned.opened.turn.status, status)
             await self.record_turn(planned)
         if await self.get_conversation(owner, conversation_id) is None:
             raise ConversationNotFoundError(f"no conversation {conversation_id} for this owner")
