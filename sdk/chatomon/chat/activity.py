@@ -16,6 +16,12 @@ may quote content) and never breaks the turn.
 | `error`                  | `code`, `message` (public), `exception` (or None)        |
 
 A mutation's `result["status"]` is "executed", "rejected", "timed_out" or "error".
+
+Where listeners run: on the event loop for a streamed turn (SSE, WebSocket, `run_turn`
+consumed directly), but `assistant_message` and `turn_finished` of a turn that a sync caller
+ends (`POST chat/`, see `TurnEnding`) go through `deliver_now` on that caller's thread, the
+Django request thread: a sync listener may use the ORM there, and an async one is awaited
+on the loop.
 """
 
 from __future__ import annotations

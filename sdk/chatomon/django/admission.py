@@ -18,6 +18,7 @@ and the cache need no trip to another thread; the WebSocket consumer runs them i
 from __future__ import annotations
 
 import inspect
+import logging
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Mapping
 from dataclasses import dataclass
@@ -52,6 +53,8 @@ __all__ = [
     "permitted",
     "scope_key",
 ]
+
+logger = logging.getLogger(__name__)
 
 SESSION_MARKER = "chatomon_chat_id"
 """The session entry holding the anonymous chat identity (see `chat_identity`)."""
@@ -179,8 +182,12 @@ class Admitted:
             return None
         try:
             key = None if message.conversation_id is None else UUID(message.conversation_id)
+        except ValueError:
+            return None  # run_turn answers conversation_not_found
+        try:
             return store.plan_turn_here(self.owner, key)
-        except Exception:  # noqa: BLE001 - run_turn tries again, and reports the failure
+        except Exception:  # run_turn tries again, and reports the failure to the client
+            logger.warning("planning a chat turn failed; the turn opens itself", exc_info=True)
             return None
 
     def collect_turn(self, *, can_confirm: bool) -> list[dict[str, Any]]:
