@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import ClassVar
 
@@ -18,7 +19,7 @@ from chatomon.providers import (
     build_provider,
     resolve_provider,
 )
-from chatomon.providers.base import decode_arguments
+from chatomon.providers.base import ClientsByLoop, decode_arguments
 from chatomon.providers.testing import tool_call
 
 
@@ -137,3 +138,39 @@ async def test_a_tool_call_without_tools_offered_aborts_the_turn() -> None:
         await Atom("a", ProviderNucleus(provider)).chat("Hi")
     assert isinstance(caught.value.__cause__, ProviderProtocolError)
     assert caught.value.report.error_type == "ProviderProtocolError"
+
+
+class Closable:
+    """A stand-in SDK client that notes whether it was closed."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+def test_clients_by_loop_keep_one_client_per_event_loop() -> None:
+    clients: ClientsByLoop[Closable] = ClientsByLoop(Closable)
+
+    async def client() -> Closable:
+        return clients.get()
+
+    first, second = asyncio.new_event_loop(), asyncio.new_event_loop()
+    try:
+        made = [loop.run_until_complete(client()) for loop in (first, second, first, second)]
+        # Alternating loops (request threads, the server's) keep their own client each.
+        assert made[0] is made[2] and made[1] is made[3] and made[0] is not made[1]
+        # aclose closes only the running loop's client; the next use there makes a new one.
+        second.run_until_complete(clients.aclose())
+        assert (made[0].closed, made[1].closed) == (False, True)
+        assert second.run_until_complete(client()) is not made[1]
+        assert first.run_until_complete(client()) is made[0]
+    finally:
+        first.close()
+        second.close()
+
+
+def test_clients_by_loop_need_a_running_loop() -> None:
+    with pytest.raises(RuntimeError):
+        ClientsByLoop(Closable).get()

@@ -7,7 +7,6 @@ in `anthropic_format`.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import importlib
 import json
@@ -28,10 +27,10 @@ from chatomon.providers.anthropic_format import NAME, StreamState, build_request
 from chatomon.providers.base import (
     BaseLLMProvider,
     ChatEvent,
+    ClientsByLoop,
     DoneEvent,
     Message,
     ToolDefinition,
-    close_client,
 )
 
 __all__ = ["AnthropicDependencyImportError", "AnthropicProvider"]
@@ -109,8 +108,7 @@ class AnthropicProvider(BaseLLMProvider):
 
     def __init__(self, config: Mapping[str, Any] | None = None, **options: Any) -> None:
         super().__init__(config, **options)
-        self._client: Any = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._clients: ClientsByLoop[Any] = ClientsByLoop(self._make_client)
 
     @classmethod
     def check_configuration(cls, config: Mapping[str, Any] | None = None) -> None:
@@ -143,27 +141,19 @@ class AnthropicProvider(BaseLLMProvider):
             temperature is None or (_is_number(temperature) and 0 <= temperature <= 1),
         )
 
-    def _sdk_client(self) -> Any:
-        # One client per provider, kept while the event loop stays the same: its pooled
-        # connections belong to the loop that opened them, and `chat_sync` runs each turn
-        # on a fresh loop.
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            self.check_configuration(self.provider_config)
-            settings = self.settings
-            self._client_loop = loop
-            self._client = _import_sdk().AsyncAnthropic(
-                api_key=settings["api_key"],
-                base_url=settings["base_url"],
-                timeout=float(settings["timeout_seconds"]),
-                max_retries=int(settings["max_retries"]),
-            )
-        return self._client
+    def _make_client(self) -> Any:
+        self.check_configuration(self.provider_config)
+        settings = self.settings
+        return _import_sdk().AsyncAnthropic(
+            api_key=settings["api_key"],
+            base_url=settings["base_url"],
+            timeout=float(settings["timeout_seconds"]),
+            max_retries=int(settings["max_retries"]),
+        )
 
     async def aclose(self) -> None:
-        """Close the SDK client and its connections (a new one is made on next use)."""
-        client, self._client = self._client, None
-        await close_client(client)
+        """Close this loop's SDK client and its connections (a new one is made on next use)."""
+        await self._clients.aclose()
 
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
@@ -176,7 +166,7 @@ class AnthropicProvider(BaseLLMProvider):
         """
         sdk = _import_sdk()
         try:
-            client = self._sdk_client()
+            client = self._clients.get()
         except sdk.AnthropicError as error:
             # A named profile or an ANTHROPIC_CONFIG_DIR without a usable config fails here.
             raise (_translate(error, sdk) or error) from None

@@ -22,14 +22,17 @@ SDK's native tool-call and tool-result format and translate the stream back.
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import inspect
 import json
+import threading
+import weakref
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from chatomon.errors import ConfigurationError, ProviderProtocolError
 from chatomon.schemas import TokenUsage
@@ -37,6 +40,7 @@ from chatomon.schemas import TokenUsage
 __all__ = [
     "BaseLLMProvider",
     "ChatEvent",
+    "ClientsByLoop",
     "DoneEvent",
     "Message",
     "TextChunkEvent",
@@ -49,6 +53,7 @@ __all__ = [
 ]
 
 Role = Literal["system", "user", "assistant", "tool"]
+C = TypeVar("C")
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +180,48 @@ async def close_client(client: Any) -> None:
             if inspect.isawaitable(result):
                 await result
             return
+
+
+class ClientsByLoop(Generic[C]):
+    """One vendor SDK client per event loop, made on first use there.
+
+    An async SDK client's pooled connections belong to the loop that opened them, and one
+    provider serves several loops: `chat_sync` runs each turn on a fresh one, and each
+    Django request thread runs its turns on a loop of its own
+    (`chatomon.django.request_loop`), beside the server's. A client is kept as long as its
+    loop lives.
+
+    Args:
+        make: Makes a client (called on the loop that will use it).
+    """
+
+    def __init__(self, make: Callable[[], C]) -> None:
+        self._make = make
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, C] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._lock = threading.Lock()  # loops of several threads share the mapping
+
+    def get(self) -> C:
+        """The running loop's client."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            client = self._clients.get(loop)
+        if client is None:
+            client = self._make()
+            with self._lock:
+                client = self._clients.setdefault(loop, client)
+        return client
+
+    async def aclose(self) -> None:
+        """Close the running loop's client; a new one is made on next use.
+
+        The clients of other loops are theirs to close: their connections cannot be
+        closed from this loop.
+        """
+        with self._lock:
+            client = self._clients.pop(asyncio.get_running_loop(), None)
+        await close_client(client)
 
 
 def decode_arguments(

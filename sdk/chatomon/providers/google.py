@@ -29,13 +29,13 @@ from chatomon.errors import (
 from chatomon.providers.base import (
     BaseLLMProvider,
     ChatEvent,
+    ClientsByLoop,
     DoneEvent,
     Message,
     TextChunkEvent,
     TokenUsage,
     ToolCallEvent,
     ToolDefinition,
-    close_client,
     decode_arguments,
 )
 from chatomon.providers.google_format import (
@@ -116,7 +116,7 @@ class GeminiProvider(BaseLLMProvider):
     def __init__(self, config: Mapping[str, Any] | None = None, **options: Any) -> None:
         super().__init__(config, **options)
         check_settings(self.settings)
-        self._client: Any = None
+        self._clients: ClientsByLoop[Any] = ClientsByLoop(self._make_client)
         # Thought signatures of the calls this provider streamed, to send them back.
         self._signatures: OrderedDict[str, bytes] = OrderedDict()
 
@@ -133,10 +133,8 @@ class GeminiProvider(BaseLLMProvider):
         check_settings({**cls.default_config, **(config or {})})
 
     async def aclose(self) -> None:
-        """Close the SDK's async client and its connections (a new one is made on next use)."""
-        client, self._client = self._client, None
-        if client is not None:
-            await close_client(client.aio)
+        """Close this loop's SDK async client and its connections (made anew on next use)."""
+        await self._clients.aclose()
 
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
@@ -171,7 +169,7 @@ class GeminiProvider(BaseLLMProvider):
         signature: bytes | None = None  # Gemini 2.5 signs the first part, maybe text
         stream: Any = None
         try:
-            stream = await self._sdk_client().aio.models.generate_content_stream(
+            stream = await self._clients.get().models.generate_content_stream(
                 model=model, contents=contents, config=config
             )
             async for chunk in stream:
@@ -214,32 +212,31 @@ class GeminiProvider(BaseLLMProvider):
         while len(self._signatures) > _MAX_SIGNATURES:
             self._signatures.popitem(last=False)
 
-    def _sdk_client(self) -> Any:
-        if self._client is None:
-            genai, types, _ = _import_sdk()
-            settings = self.settings
-            options = types.HttpOptions(
-                base_url=settings["base_url"],
-                # HttpOptions.timeout is in milliseconds.
-                timeout=max(1, round(float(settings["timeout_seconds"]) * 1000)),
-                # attempts=1 also turns off the SDK's implicit aiohttp reconnect.
-                retry_options=types.HttpRetryOptions(attempts=int(settings["max_retries"]) + 1),
-            )
-            try:
-                self._client = genai.Client(api_key=settings["api_key"], http_options=options)
-            except ValueError as error:
-                if "api key" in str(error).lower():
-                    raise ProviderAuthError(
-                        f"{NAME} has no API key: set api_key, GOOGLE_API_KEY or GEMINI_API_KEY",
-                        provider=NAME,
-                    ) from None
-                # Other refusals come from GOOGLE_GENAI_* environment variables.
-                raise ConfigurationError(
-                    "google-genai refused to create its client; check the GOOGLE_GENAI_* "
-                    "environment variables",
-                    field="base_url",
-                ) from error
-        return self._client
+    def _make_client(self) -> Any:
+        """The SDK's async client (`genai.Client(...).aio`)."""
+        genai, types, _ = _import_sdk()
+        settings = self.settings
+        options = types.HttpOptions(
+            base_url=settings["base_url"],
+            # HttpOptions.timeout is in milliseconds.
+            timeout=max(1, round(float(settings["timeout_seconds"]) * 1000)),
+            # attempts=1 also turns off the SDK's implicit aiohttp reconnect.
+            retry_options=types.HttpRetryOptions(attempts=int(settings["max_retries"]) + 1),
+        )
+        try:
+            return genai.Client(api_key=settings["api_key"], http_options=options).aio
+        except ValueError as error:
+            if "api key" in str(error).lower():
+                raise ProviderAuthError(
+                    f"{NAME} has no API key: set api_key, GOOGLE_API_KEY or GEMINI_API_KEY",
+                    provider=NAME,
+                ) from None
+            # Other refusals come from GOOGLE_GENAI_* environment variables.
+            raise ConfigurationError(
+                "google-genai refused to create its client; check the GOOGLE_GENAI_* "
+                "environment variables",
+                field="base_url",
+            ) from error
 
 
 GoogleProvider = GeminiProvider

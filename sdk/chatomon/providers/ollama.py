@@ -13,10 +13,8 @@ The `ollama` package is imported on first use (`pip install "chatomon[ollama]"`)
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import math
-import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import MappingProxyType, ModuleType
 from typing import Any, ClassVar
@@ -36,13 +34,13 @@ from chatomon.providers._ollama_format import (
 from chatomon.providers.base import (
     BaseLLMProvider,
     ChatEvent,
+    ClientsByLoop,
     DoneEvent,
     Message,
     TextChunkEvent,
     TokenUsage,
     ToolCallEvent,
     ToolDefinition,
-    close_client,
     decode_arguments,
 )
 from chatomon.providers.shared_format import function_tools, retry_after_seconds
@@ -136,8 +134,7 @@ class OllamaProvider(BaseLLMProvider):
     def __init__(self, config: Mapping[str, Any] | None = None, **options: Any) -> None:
         super().__init__(config, **options)
         self._check_values(self.settings)
-        self._client: Any = None
-        self._client_loop: weakref.ref[asyncio.AbstractEventLoop] | None = None
+        self._clients: ClientsByLoop[Any] = ClientsByLoop(self._make_client)
 
     @classmethod
     def check_configuration(cls, config: Mapping[str, Any] | None = None) -> None:
@@ -183,23 +180,16 @@ class OllamaProvider(BaseLLMProvider):
             value=value,
         )
 
-    def _sdk_client(self, ollama: ModuleType) -> Any:
-        # An httpx client's pooled connections belong to the loop that opened them;
-        # chat_sync runs each turn on a fresh loop, so a new loop gets a new client.
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is None or self._client_loop() is not loop:
-            self._client = ollama.AsyncClient(
-                host=self.settings["base_url"],
-                timeout=float(self.settings["timeout_seconds"]),
-                event_hooks={"response": [_note_retry_after]},
-            )
-            self._client_loop = weakref.ref(loop)
-        return self._client
+    def _make_client(self) -> Any:
+        return _import_sdk()[0].AsyncClient(
+            host=self.settings["base_url"],
+            timeout=float(self.settings["timeout_seconds"]),
+            event_hooks={"response": [_note_retry_after]},
+        )
 
     async def aclose(self) -> None:
-        """Close the SDK client and its connections (a new one is made on next use)."""
-        client, self._client = self._client, None
-        await close_client(client)
+        """Close this loop's SDK client and its connections (a new one is made on next use)."""
+        await self._clients.aclose()
 
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
@@ -211,7 +201,7 @@ class OllamaProvider(BaseLLMProvider):
             ProviderError: A typed subclass for every HTTP, transport or stream failure.
         """
         ollama, httpx = _import_sdk()
-        client = self._sdk_client(ollama)
+        client = self._clients.get()
         ids = CallIds(messages)
         _RETRY_AFTER.set(None)
         try:

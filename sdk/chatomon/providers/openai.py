@@ -14,7 +14,6 @@ llama-server, vLLM, gateways) on the standard `/chat/completions` path.
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import itertools
 import math
@@ -38,9 +37,9 @@ from chatomon.errors import (
 from chatomon.providers.base import (
     BaseLLMProvider,
     ChatEvent,
+    ClientsByLoop,
     Message,
     ToolDefinition,
-    close_client,
 )
 from chatomon.providers.openai_format import (
     CONTEXT_CODES,
@@ -109,8 +108,7 @@ class OpenAIProvider(BaseLLMProvider):
     def __init__(self, config: Mapping[str, Any] | None = None, **options: Any) -> None:
         super().__init__(config, **options)
         _check_values(self.settings)
-        self._client: Any = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._clients: ClientsByLoop[Any] = ClientsByLoop(self._make_client)
         self._call_numbers = itertools.count(1)
 
     @classmethod
@@ -126,9 +124,8 @@ class OpenAIProvider(BaseLLMProvider):
         _check_values({**cls.default_config, **(config or {})})
 
     async def aclose(self) -> None:
-        """Close the SDK client and its connections (a new one is made on next use)."""
-        client, self._client = self._client, None
-        await close_client(client)
+        """Close this loop's SDK client and its connections (a new one is made on next use)."""
+        await self._clients.aclose()
 
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
@@ -140,7 +137,7 @@ class OpenAIProvider(BaseLLMProvider):
             ProviderError: The typed error for whatever the SDK or transport raised.
         """
         sdk = _import_openai()
-        client = self._client_for(sdk)
+        client = self._clients.get()
         reader: ChatStreamReader | ResponsesStreamReader
         if self.settings["api"] == "responses":
             reader = ResponsesStreamReader(self.name, self._new_call_id)
@@ -175,29 +172,24 @@ class OpenAIProvider(BaseLLMProvider):
         # its message may quote the API key or the conversation.
         raise mapped
 
-    def _client_for(self, sdk: Any) -> Any:
-        # The SDK's connection pool belongs to one event loop; `chat_sync` runs each turn in
-        # a new loop, so a client is made per loop (once per instance in the common case).
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            timeout = float(self.settings["timeout_seconds"])
-            stream_timeout = float(self.settings["stream_timeout_seconds"])
-            try:
-                self._client = sdk.AsyncOpenAI(
-                    api_key=self.settings["api_key"],
-                    organization=self.settings["organization"],
-                    base_url=self.settings["base_url"],
-                    # A read may wait a whole between-events gap, not only the first byte.
-                    timeout=sdk.Timeout(timeout, read=max(timeout, stream_timeout)),
-                    max_retries=self.settings["max_retries"],
-                )
-            except sdk.OpenAIError:
-                raise ProviderAuthError(
-                    f"{self.name} has no API key: set api_key or OPENAI_API_KEY",
-                    provider=self.name,
-                ) from None
-            self._client_loop = loop
-        return self._client
+    def _make_client(self) -> Any:
+        sdk = _import_openai()
+        timeout = float(self.settings["timeout_seconds"])
+        stream_timeout = float(self.settings["stream_timeout_seconds"])
+        try:
+            return sdk.AsyncOpenAI(
+                api_key=self.settings["api_key"],
+                organization=self.settings["organization"],
+                base_url=self.settings["base_url"],
+                # A read may wait a whole between-events gap, not only the first byte.
+                timeout=sdk.Timeout(timeout, read=max(timeout, stream_timeout)),
+                max_retries=self.settings["max_retries"],
+            )
+        except sdk.OpenAIError:
+            raise ProviderAuthError(
+                f"{self.name} has no API key: set api_key or OPENAI_API_KEY",
+                provider=self.name,
+            ) from None
 
     def _new_call_id(self) -> str:
         return f"call_chatomon_{next(self._call_numbers)}"
