@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -11,15 +12,18 @@ from typing import Any
 import httpx
 import pytest
 from asgiref.sync import iscoroutinefunction, sync_to_async
+from channels.layers import get_channel_layer
 from django.core.signals import request_finished, request_started
 from django.db import connections
+from django.db.backends.signals import connection_created
 from django.test import override_settings
 
 from chatomon.django.asgi import RequestThreadsHandler, get_asgi_application, hopping_middleware
 from chatomon.django.models import Turn
 from chatomon.django.signals import chat_message_received
 from tests.asgi_app import project
-from tests.asgi_app.fixtures import configure
+from tests.asgi_app.fixtures import configure, make_part
+from tests.asgi_app.providers import RulesProvider
 from tests.django import request_threads_urls
 
 pytestmark = [
@@ -27,6 +31,8 @@ pytestmark = [
     pytest.mark.usefixtures("close_worker_connections"),
 ]
 MODES = ["sync", "async"]
+# The console package maps outside sdk/: imported by name, as the console tests do.
+APPROVALS_GROUP = importlib.import_module("chatomon.console.live").APPROVALS_GROUP
 CSRF = "handlerhandlerhandlerhandlerhand"
 
 
@@ -369,3 +375,139 @@ async def test_a_client_gone_mid_turn_aborts_the_turn(
         chat_message_received.disconnect(on_message)
     turn = await sync_to_async(Turn.objects.get)()
     assert turn.status == "aborted"
+
+
+async def test_a_request_the_server_cancels_ends_its_tasks_and_finishes_once(
+    request_signals: list[tuple[str, int]],
+) -> None:
+    # The sync chain's own handling (the async chain is Django's, which leaves the view's
+    # task running when the server cancels the request).
+    with override_settings(ROOT_URLCONF="tests.django.request_threads_urls"):
+        handler = get_asgi_application(middleware="sync")
+        try:
+            await _cancel_while_hanging(handler, request_signals)
+        finally:
+            handler.close()
+
+
+async def _cancel_while_hanging(
+    handler: RequestThreadsHandler, request_signals: list[tuple[str, int]]
+) -> None:
+    started = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def on_started(**kwargs: Any) -> None:  # on the request thread
+        loop.call_soon_threadsafe(started.set)
+
+    async def send(message: dict[str, Any]) -> None:
+        raise AssertionError(f"a cancelled request sends nothing: {message}")
+
+    before = asyncio.all_tasks()
+    request_started.connect(on_started, weak=False)
+    try:
+        serving = asyncio.create_task(handler(http_scope("/hang/"), request_body(), send))
+        await asyncio.wait_for(started.wait(), timeout=5)
+        await asyncio.sleep(0.05)  # the view is waiting now
+        serving.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await serving
+    finally:
+        request_started.disconnect(on_started)
+    assert [name for name, _ in request_signals] == ["started", "finished"]
+    assert handler.idle_threads == 1
+    assert asyncio.all_tasks() - before == {asyncio.current_task()} - before
+
+
+@pytest.fixture
+def db_threads() -> Iterator[list[int]]:
+    """The thread of every database statement run while the fixture is active."""
+    threads: list[int] = []
+
+    def record(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        threads.append(threading.get_ident())
+        return execute(sql, params, many, context)
+
+    def install(sender: Any, connection: Any, **kwargs: Any) -> None:
+        connection.execute_wrappers.append(record)
+
+    connection_created.connect(install, weak=False)
+    yield threads
+    connection_created.disconnect(install)
+
+
+async def test_a_chat_turn_runs_on_its_request_thread_with_the_sync_chain(
+    chat_project: Any,
+    request_signals: list[tuple[str, int]],
+    db_threads: list[int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # One trip to the request thread: the provider round and the tool's query run there too.
+    provider_threads: list[int] = []
+    complete = RulesProvider.complete
+
+    def recording(self: RulesProvider, *args: Any) -> Any:
+        provider_threads.append(threading.get_ident())
+        return complete(self, *args)
+
+    monkeypatch.setattr(RulesProvider, "complete", recording)
+    made = RequestThreadsHandler(middleware="sync")
+    try:
+        async with chat_client(made) as client:
+            response = await client.post("/chat/", json={"text": "query PartManager"})
+    finally:
+        made.close()
+    events = response.json()["events"]
+    assert [event["type"] for event in events][-3:] == ["tool_result", "text_chunk", "done"]
+    request_thread = request_signals[0][1]
+    assert request_thread != threading.get_ident()
+    assert provider_threads == [request_thread, request_thread]  # the query round, the answer
+    assert db_threads and set(db_threads) == {request_thread}
+
+
+async def test_with_the_async_chain_the_turn_runs_on_the_servers_loop(
+    chat_project: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    provider_threads: list[int] = []
+    complete = RulesProvider.complete
+
+    def recording(self: RulesProvider, *args: Any) -> Any:
+        provider_threads.append(threading.get_ident())
+        return complete(self, *args)
+
+    monkeypatch.setattr(RulesProvider, "complete", recording)
+    made = RequestThreadsHandler(middleware="async")
+    try:
+        async with chat_client(made) as client:
+            response = await client.post("/chat/", json={"text": "hello"})
+    finally:
+        made.close()
+    assert response.json()["events"][-1]["type"] == "done"
+    assert provider_threads == [threading.get_ident()]
+
+
+async def test_a_staff_approval_asked_on_the_request_loop_reaches_open_consoles(
+    chat_project: Any,
+) -> None:
+    # The console's announcement goes through the in-memory channel layer, whose waiting
+    # receivers belong to the server's loop: it is sent from there, not the request's loop.
+    # (In debug mode asyncio refuses a call from another thread instead of losing it.)
+    asyncio.get_running_loop().set_debug(True)
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    await layer.group_add(APPROVALS_GROUP, channel)
+    receiving = asyncio.create_task(layer.receive(channel))
+    part = await make_part()
+    made = RequestThreadsHandler(middleware="sync")
+    try:
+        async with chat_client(made) as client:
+            assert (await client.post("/test/login/", json={"username": "alice"})).is_success
+            token = (await client.get("/test/csrf/")).json()["token"]  # login rotated it
+            text = f'mutate updatePartCost {{"part_id": {part}, "unit_cost": "5.00"}}'
+            response = await client.post(
+                "/chat/", json={"text": text}, headers={"X-CSRFToken": token}
+            )
+    finally:
+        made.close()
+    last = response.json()["events"][-1]
+    assert (last["type"], last["approver"]) == ("confirm_mutation", "staff")
+    assert (await asyncio.wait_for(receiving, timeout=2))["type"] == "approvals.changed"

@@ -17,11 +17,13 @@ may quote content) and never breaks the turn.
 
 A mutation's `result["status"]` is "executed", "rejected", "timed_out" or "error".
 
-Where listeners run: on the event loop for a streamed turn (SSE, WebSocket, `run_turn`
-consumed directly), but `assistant_message` and `turn_finished` of a turn that a sync caller
-ends (`POST chat/`, see `TurnEnding`) go through `deliver_now` on that caller's thread, the
-Django request thread: a sync listener may use the ORM there, and an async one is awaited
-on the loop.
+Where listeners run: on the event loop of the turn, the server's for a streamed turn (SSE,
+WebSocket, `run_turn` consumed directly) and, for `POST chat/` under chatomon's ASGI
+handler, the request thread's own (`chatomon.django.request_loop`, whose Django wiring
+awaits a listener's awaitable answer on the server's loop). `assistant_message` and
+`turn_finished` of a turn that a sync caller ends (`POST chat/`, see `TurnEnding`) go
+through `deliver_now` on that caller's thread, the Django request thread: a sync listener
+may use the ORM there, and an async one is awaited on the server's loop.
 """
 
 from __future__ import annotations

@@ -34,6 +34,7 @@ from chatomon.chat.turn_ending import TurnEnding
 from chatomon.data.actor import is_authenticated
 from chatomon.django.conf import ChatSettings
 from chatomon.django.ratelimit import Admission, RateLimiter, TokenBudget, scope_key
+from chatomon.django.request_loop import run_async
 from chatomon.django.requests import ConfirmRequest, MessageRequest
 from chatomon.django.service import owner_for
 from chatomon.django.store import DjangoStore
@@ -225,5 +226,10 @@ async def collect(events: AsyncIterator[dict[str, Any]]) -> list[dict[str, Any]]
     return [event async for event in events]
 
 
-collect_now = async_to_sync(collect)
-"""`collect` for sync code: the events read on the event loop while this thread waits."""
+def collect_now(events: AsyncIterator[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`collect` for sync code.
+
+    On the request thread's own loop when its handler keeps one
+    (`chatomon.django.request_loop`), else on the server's loop while this thread waits.
+    """
+    return run_async(collect, events)

@@ -22,10 +22,16 @@ chat turn.
   the request goes to its thread once, as under WSGI: `request_started`, the whole
   middleware chain and the view, and, for a complete (not streaming) response, its
   `close()` with `request_finished`. An async view runs on the server's event loop through
-  `async_to_sync`, its own sync calls going back to the request thread. Streaming
-  responses still stream from the event loop and are closed on the request thread after
-  their last chunk. With only async-capable, non-hopping middleware the chain stays async
-  and requests run as in Django's handler.
+  `async_to_sync`, its own sync calls going back to the request thread. A sync view's
+  async work run through `chatomon.django.request_loop.run_async` (the chat views' turns)
+  runs on the request thread's own event loop instead, its sync calls right there: no
+  trip at all. Streaming responses still stream from the event loop and are closed on the
+  request thread after their last chunk. With only async-capable, non-hopping middleware
+  the chain stays async and requests run as in Django's handler.
+
+With the sync chain, a request that ends before its response (the client left, or the
+server cancelled it) cancels its view's work, a turn on the request loop included, and
+still sends `request_finished` once, after the trip to the thread is over.
 
 Two differences from Django's handler: a complete response is closed, and
 `request_finished` sent, just before its bytes go to the server rather than just after
@@ -46,6 +52,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -63,6 +70,8 @@ from django.http.response import HttpResponseBase
 from django.urls import set_script_prefix
 from django.utils.deprecation import MiddlewareMixin
 from django.utils.module_loading import import_string
+
+from chatomon.django.request_loop import RequestLoop, enter_request, leave_request
 
 __all__ = [
     "DEFAULT_IDLE_THREADS",
@@ -114,6 +123,7 @@ class RequestThreadsHandler(ASGIHandler):
         )
         # deque.append and deque.pop are atomic, so loops in several threads may share it.
         self._idle: deque[ThreadPoolExecutor] = deque()
+        self._threads = threading.local()  # each request thread's RequestLoop
         self._serve_on_thread = sync_to_async(self._serve, thread_sensitive=True)
         self._finish_on_thread = sync_to_async(self._finish, thread_sensitive=True)
         super().__init__()  # builds the middleware chain (see load_middleware)
@@ -159,24 +169,36 @@ class RequestThreadsHandler(ASGIHandler):
         self, scope: dict[str, Any], body_file: IO[bytes], receive: Any, send: Any
     ) -> None:
         # As in Django's handler: a disconnect while the response is made cancels it.
-        served = _Served()
+        served = _Served(asyncio.get_running_loop())
         serving = asyncio.create_task(self._respond(scope, body_file, send, served))
         watching = asyncio.create_task(self.listen_for_disconnect(receive))
-        await asyncio.wait((watching, serving), return_when=asyncio.FIRST_COMPLETED)
         try:
-            for task in (watching, serving):  # the watcher first: it raises nothing unexpected
-                if task.done():
+            await asyncio.wait((watching, serving), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            # Also when the server cancels this request: neither task outlives it, and
+            # request_finished is sent once its trip to the thread is over.
+            try:
+                await self._settle(watching, serving, served)
+            finally:
+                if not served.finished:
+                    # A streaming response, or a trip that failed, was cancelled or still
+                    # runs: this call queues behind the trip on the request's one thread.
+                    await self._finish_on_thread(served)
+
+    async def _settle(
+        self, watching: asyncio.Task[Any], serving: asyncio.Task[Any], served: _Served
+    ) -> None:
+        for task in (watching, serving):  # the watcher first: it raises nothing unexpected
+            if task.done():
+                if not task.cancelled():
                     with contextlib.suppress(RequestAborted):
                         task.result()
-                else:
-                    task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await task
-        finally:
-            if not served.finished:
-                # A streaming response, or a trip that failed, was cancelled or still
-                # runs: this call queues behind the trip on the request's one thread.
-                await self._finish_on_thread(served)
+                continue
+            if task is serving:
+                served.cancel()  # the turn on the request thread's loop, if it runs one
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
     async def _respond(
         self, scope: dict[str, Any], body_file: IO[bytes], send: Any, served: _Served
@@ -193,9 +215,10 @@ class RequestThreadsHandler(ASGIHandler):
         signals.request_started.send(sender=self.__class__, scope=scope)
         request, error_response = self.create_request(scope, body_file)
         # Django's request is None exactly when it made the error response instead.
-        response = cast(
-            "HttpResponseBase", error_response if request is None else self.get_response(request)
-        )
+        if request is None:
+            response = cast("HttpResponseBase", error_response)
+        else:
+            response = self._respond_here(request, served)
         response._handler_class = self.__class__  # type: ignore[attr-defined]
         if isinstance(response, FileResponse):
             response.block_size = self.chunk_size  # as Django's handler does
@@ -204,6 +227,22 @@ class RequestThreadsHandler(ASGIHandler):
             served.finished = True
             response.close()  # sends request_finished
         return response
+
+    def _respond_here(self, request: Any, served: _Served) -> HttpResponseBase:
+        """The view's response, with this thread's request loop for the turns it runs."""
+        loop = getattr(self._threads, "loop", None)
+        if loop is None:
+            loop = self._threads.loop = RequestLoop(served.server_loop)
+        else:
+            loop.begin(served.server_loop)
+        served.loop = loop
+        if served.cancelled:  # the client left before the loop was known
+            loop.cancel()
+        token = enter_request(loop)
+        try:
+            return self.get_response(request)
+        finally:
+            leave_request(token)
 
     def _finish(self, served: _Served) -> None:
         """End a request its trip did not end: close its response, else send request_finished."""
@@ -223,8 +262,16 @@ class RequestThreadsHandler(ASGIHandler):
         """
         while self._idle:
             executor = self._idle.pop()
-            executor.submit(connections.close_all).result()
+            executor.submit(self._close_thread).result()
             executor.shutdown(wait=True)
+
+    def _close_thread(self) -> None:
+        """Close this request thread's database connections and request loop."""
+        connections.close_all()
+        loop = getattr(self._threads, "loop", None)
+        if loop is not None:
+            loop.close()
+            del self._threads.loop
 
     def _take(self) -> ThreadPoolExecutor:
         try:
@@ -236,16 +283,31 @@ class RequestThreadsHandler(ASGIHandler):
         if len(self._idle) < self.max_idle_threads:
             self._idle.append(executor)
         else:
+            executor.submit(self._close_thread)  # runs after any call still queued there
             executor.shutdown(wait=False)
 
 
 @dataclass
 class _Served:
-    """What a request's trip to its thread did, read after it (see `_finish`)."""
+    """A request's trip to its thread: what it did (read by `_finish`), and its turn's loop."""
 
+    server_loop: asyncio.AbstractEventLoop
     response: HttpResponseBase | None = None
     finished: bool = False
     """The response was closed, or request_finished sent without one."""
+    loop: RequestLoop | None = None
+    """The request thread's loop, set on the thread once the view is about to run."""
+    cancelled: bool = False
+
+    def cancel(self) -> None:
+        """Cancel the turn the view runs on the request loop (from the server's loop).
+
+        Set before the thread reads it, or the loop set before this reads it: no
+        cancellation is lost between the two threads.
+        """
+        self.cancelled = True
+        if self.loop is not None:
+            self.loop.cancel()
 
 
 def hopping_middleware(paths: list[str]) -> list[str]:

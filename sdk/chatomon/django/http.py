@@ -9,9 +9,12 @@ rate limit (429 `rate_limited`, with `Retry-After`). Refusals use the endpoint's
 
 The views are sync: the checks run on the request thread (with `chatomon.django.asgi`'s
 handler, in the same trip as the middleware), and so does the store work of this view's
-turn: it is planned there and written there once, as it ends (`Admitted.collect_turn`).
-Only the turn itself runs on the event loop, through `async_to_sync`. A streaming answer
-(SSE) is an async iterator the handler streams from the loop.
+turn: it is planned there and written there once, as it ends (`Admitted.collect_turn`),
+or as running first when its model takes a while. With that handler the turn itself runs
+on the request thread's own event loop too (`chatomon.django.request_loop`): the whole
+request is one trip to its thread. Elsewhere the turn runs on the server's loop through
+`async_to_sync`. A streaming answer (SSE) is an async iterator the handler streams from
+the loop.
 
 Plain HTTP cannot pause for the end user: a mutation in `confirm_mutations` ends the turn
 with `confirmation_required_transport`. Staff approvals still pause (the envelope ends with

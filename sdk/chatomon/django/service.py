@@ -21,16 +21,19 @@ async for event in service.run_turn(request.user, "Which parts?", owner=owner):
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import Any
 from uuid import UUID
 
+from chatomon.chat.activity import Activity, ActivityListener
 from chatomon.chat.service import ChatService
 from chatomon.chat.store.records import Owner
 from chatomon.chat.tools.toolset import Toolset
 from chatomon.data.actor import is_authenticated
 from chatomon.django.conf import ChatSettings, chat_settings
+from chatomon.django.request_loop import on_server_loop
 from chatomon.providers.registry import build_provider
 
 __all__ = [
@@ -41,6 +44,7 @@ __all__ = [
     "load_actor",
     "owner_for",
     "publish_event",
+    "publish_from_any_loop",
 ]
 
 GROUP_EVENT_TYPE = "chat.event"
@@ -98,6 +102,25 @@ async def publish_event(event: Mapping[str, Any]) -> None:
     await layer.group_send(conversation_group(str(conversation_id)), message)
 
 
+async def publish_from_any_loop(event: Mapping[str, Any]) -> None:
+    """`publish_event` on the server's loop, also from a turn on a request thread's loop.
+
+    Channel layers belong to the server's loop (see `chatomon.django.request_loop`).
+    """
+    await on_server_loop(publish_event(event))
+
+
+def _answered_on_server_loop(listener: ActivityListener) -> ActivityListener:
+    """`listener`, whose awaitable answers are awaited on the server's loop."""
+
+    @functools.wraps(listener)
+    def listen(activity: Activity) -> Awaitable[None] | None:
+        answer = listener(activity)
+        return None if answer is None else on_server_loop(answer)
+
+    return listen
+
+
 def _listeners(settings: ChatSettings) -> list[Any]:
     from django.apps import apps
     from django.utils.module_loading import import_string
@@ -112,7 +135,7 @@ def _listeners(settings: ChatSettings) -> list[Any]:
         # Open consoles learn of new and decided confirmations at once, not at their
         # next once-a-second check.
         listeners.append(import_string("chatomon.console.live.approval_activity_listener"))
-    return listeners
+    return [_answered_on_server_loop(listener) for listener in listeners]
 
 
 def build_chat_service(settings: ChatSettings | None = None) -> ChatService:
@@ -137,7 +160,7 @@ def build_chat_service(settings: ChatSettings | None = None) -> ChatService:
         confirm_timeout_seconds=chosen.confirm_timeout_seconds,
         staff_approval_timeout_seconds=chosen.staff_approval_timeout_seconds,
         listeners=_listeners(chosen),
-        publisher=publish_event,
+        publisher=publish_from_any_loop,
         actor_loader=load_actor,
     )
 
