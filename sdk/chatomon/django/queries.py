@@ -22,7 +22,6 @@ from django.db.models import Q
 
 from chatomon.chat.store.records import (
     TIMED_OUT_REASON,
-    Conversation,
     ConversationNotFoundError,
     ConversationSummary,
     MessageItem,
@@ -149,22 +148,13 @@ def plan_turn(owner: Owner, conversation_id: UUID | None, now: datetime) -> Plan
     No statement for a new conversation, 2 reads for an existing one.
     """
     if conversation_id is None:
-        conversation = Conversation(
-            id=uuid.uuid4(), owner=owner, title="", created_at=now, updated_at=now, summary=None
-        )
-        messages: list[StoredMessage] = []
-    else:
-        with _connection().cursor() as cursor:
-            found = statements.owned_conversation(cursor, owner, conversation_id)
-            if found is None:
-                return None
-            conversation = found
-            messages = statements.stored_messages(cursor, conversation.id)
-    turn = TurnRecord(
-        id=uuid.uuid4().hex, conversation_id=conversation.id, status="running", started_at=now,
-        usage=TokenUsage(input_tokens=0, output_tokens=0),
-    )  # fmt: skip
-    return PlannedTurn(OpenedTurn(conversation, messages, turn), conversation_id is None)
+        return PlannedTurn.lay_out(owner, now)
+    with _connection().cursor() as cursor:
+        found = statements.owned_conversation(cursor, owner, conversation_id)
+        if found is None:
+            return None
+        existing = (found, statements.stored_messages(cursor, found.id))
+    return PlannedTurn.lay_out(owner, now, existing)
 
 
 def record_turn(planned: PlannedTurn) -> None:

@@ -159,17 +159,13 @@ class MemoryStore:
         self, owner: Owner, conversation_id: UUID | None, *, now: datetime | None = None
     ) -> PlannedTurn | None:
         """`open_turn` without writing: the turn (and a new conversation) in memory only."""
-        moment = aware(now)
         if conversation_id is None:
-            conversation = Conversation(uuid.uuid4(), owner, "", moment, moment)
-            messages: list[StoredMessage] = []
-        else:
-            found = await self.get_conversation(owner, conversation_id)
-            if found is None:
-                return None
-            conversation, messages = found, await self.messages(owner, conversation_id)
-        turn = TurnRecord(uuid.uuid4().hex, conversation.id, "running", moment)
-        return PlannedTurn(OpenedTurn(conversation, messages, turn), conversation_id is None)
+            return PlannedTurn.lay_out(owner, aware(now))
+        found = await self.get_conversation(owner, conversation_id)
+        if found is None:
+            return None
+        existing = (found, await self.messages(owner, conversation_id))
+        return PlannedTurn.lay_out(owner, aware(now), existing)
 
     async def record_turn(self, planned: PlannedTurn) -> None:
         """Write a planned turn as running (and its conversation, when new)."""

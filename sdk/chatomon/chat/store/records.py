@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -308,3 +309,18 @@ class PlannedTurn:
 
     opened: OpenedTurn
     new_conversation: bool
+
+    @classmethod
+    def lay_out(
+        cls,
+        owner: Owner,
+        now: datetime,
+        existing: tuple[Conversation, list[StoredMessage]] | None = None,
+    ) -> PlannedTurn:
+        """A running turn started `now`, in a new conversation of `owner`.
+
+        With `existing` (a stored conversation and its items), in that conversation.
+        """
+        conversation, messages = existing or (Conversation(uuid.uuid4(), owner, "", now, now), [])
+        turn = TurnRecord(uuid.uuid4().hex, conversation.id, "running", now)
+        return cls(OpenedTurn(conversation, messages, turn), existing is None)
