@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 from uuid import uuid4
@@ -12,7 +13,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import AsyncClient
 
-from chatomon.django.models import Conversation, Turn
+from chatomon.django.models import ChatMessage, Conversation, Turn
 from chatomon.django.store import DjangoStore
 from tests.asgi_app.fixtures import (
     configure,
@@ -300,3 +301,44 @@ async def test_chat_views_stay_out_of_atomic_requests(settings):
     finally:
         settings.DATABASES["default"]["ATOMIC_REQUESTS"] = False
     assert seen == [False]
+
+
+async def test_a_turn_waiting_on_its_model_is_stored_as_running_meanwhile(settings):
+    # Planned on the request thread and written as it ends, a turn that lasts is written
+    # as running first, so that the console sees it while the model answers.
+    configure(settings, provider_config={"delay_seconds": 1.0})
+    answering = asyncio.create_task(post(AsyncClient(), {"text": "hello"}))
+
+    def running_turns() -> bool:
+        # On a thread of its own: the view holds the thread of thread-sensitive calls.
+        try:
+            return Turn.objects.filter(status="running").exists()
+        finally:
+            connection.close()
+
+    seen_running = False
+    for _ in range(80):
+        await asyncio.sleep(0.025)
+        if await sync_to_async(running_turns, thread_sensitive=False)():
+            seen_running = True
+            break
+    assert seen_running and not answering.done()
+    last = (await answering).json()["events"][-1]
+    assert last["type"] == "done"
+    turn = await Turn.objects.aget()
+    assert (turn.pk, turn.status) == (last["turn_id"], "completed")
+    assert await ChatMessage.objects.filter(conversation_id=turn.conversation_id).acount() == 2
+
+
+async def test_a_quick_turn_is_written_once_as_it_ends(settings, monkeypatch):
+    recorded: list[str] = []
+    record = DjangoStore.record_turn
+
+    async def recording(self: Any, planned: Any) -> None:
+        recorded.append(planned.opened.turn.id)
+        await record(self, planned)
+
+    monkeypatch.setattr(DjangoStore, "record_turn", recording)
+    assert (await post(AsyncClient(), {"text": "hello"})).json()["events"][-1]["type"] == "done"
+    assert recorded == []
+    assert (await Turn.objects.aget()).status == "completed"

@@ -8,6 +8,7 @@ turn that suspends, record how the turn ended, and tell listeners and the publis
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from chatomon.chat.turn_ending import TurnEnding
 
 __all__ = [
+    "RECORD_RUNNING_AFTER",
     "EventPublisher",
     "TurnDriver",
     "TurnRun",
@@ -50,6 +52,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger("chatomon.chat.service")
+
+RECORD_RUNNING_AFTER = 0.25
+"""Seconds after which a turn that is only planned is written as running (see `drive`)."""
 
 EventPublisher = Callable[[dict[str, Any]], Awaitable[None]]
 """Receives the events of turns resumed by someone other than the asker (a channel group)."""
@@ -109,10 +114,28 @@ class TurnDriver:
     async def drive(
         self, run: TurnRun, stream: AsyncIterator[Any]
     ) -> AsyncGenerator[dict[str, Any]]:
-        """Yield the wire events of `stream`; the last is done, error or confirm_mutation."""
+        """Yield the wire events of `stream`; the last is done, error or confirm_mutation.
+
+        A turn that is only planned is written as running once it has lasted
+        `RECORD_RUNNING_AFTER` seconds, so that readers (the console) see a turn that waits
+        on its model; a quicker one is written once, as it ends.
+        """
+        late = _LateRecord(self, run) if run.planned is not None else None
+        try:
+            async for event in self._driven(run, stream, late):
+                yield event
+        finally:
+            if late is not None:
+                await late.settle()
+
+    async def _driven(
+        self, run: TurnRun, stream: AsyncIterator[Any], late: _LateRecord | None
+    ) -> AsyncGenerator[dict[str, Any]]:
         finished = False
         try:
             async for event in stream:
+                if isinstance(event, TurnDone | TurnSuspended) and late is not None:
+                    await late.settle()  # before any write of the ending turn
                 if isinstance(event, TurnDone):
                     finished = True
                     if run.ending is not None:
@@ -129,14 +152,20 @@ class TurnDriver:
                     yield await self.emit(run, wire)
         except NucleusError as error:
             finished = True
+            if late is not None:
+                await late.settle()
             yield await self.emit(run, await self.failed(run, error.report, error.__cause__))
         except Exception as error:
             logger.exception("chat turn %s failed", run.turn_id)
             finished = True
+            if late is not None:
+                await late.settle()
             yield await self.emit(run, await self.failed(run, None, error))
         finally:
             if not finished:  # the consumer stopped reading: the turn ends here
                 await close_stream(stream)
+                if late is not None:
+                    await late.settle()
                 await self._finish(run, "aborted", None)
 
     async def emit(self, run: TurnRun, event: dict[str, Any]) -> dict[str, Any]:
@@ -261,6 +290,35 @@ class TurnDriver:
 
     async def _reported(self, run: TurnRun, status: TurnStatus, report: TurnReport | None) -> None:
         await self.tell(run, "turn_finished", **finished_payload(status, report))
+
+
+class _LateRecord:
+    """The write of a planned turn as running, `RECORD_RUNNING_AFTER` seconds on.
+
+    Settling stops it if it has not begun, and waits for it if it has.
+    """
+
+    def __init__(self, driver: TurnDriver, run: TurnRun) -> None:
+        self._driver, self._run = driver, run
+        self._writing = False
+        self._task = asyncio.create_task(self._record_later())
+
+    async def _record_later(self) -> None:
+        await asyncio.sleep(RECORD_RUNNING_AFTER)
+        self._writing = True
+        await self._driver.record(self._run)
+
+    async def settle(self) -> None:
+        """Stop the write if not begun, else wait for it (a failed one is logged)."""
+        if not self._writing:
+            self._task.cancel()
+        await asyncio.wait([self._task])
+        if not self._task.cancelled() and self._task.exception() is not None:
+            # The turn is then written as it ends, as a quick one is.
+            logger.warning(
+                "writing turn %s as running failed", self._run.turn_id,
+                exc_info=self._task.exception(),
+            )  # fmt: skip
 
 
 def closing_fields(run: TurnRun, done: TurnDone) -> dict[str, Any]:
