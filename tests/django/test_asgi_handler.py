@@ -18,7 +18,12 @@ from django.db import connections
 from django.db.backends.signals import connection_created
 from django.test import override_settings
 
-from chatomon.django.asgi import RequestThreadsHandler, get_asgi_application, hopping_middleware
+from chatomon.django.asgi import (
+    MiddlewareMode,
+    RequestThreadsHandler,
+    get_asgi_application,
+    hopping_middleware,
+)
 from chatomon.django.models import Turn
 from chatomon.django.signals import chat_message_received
 from tests.asgi_app import project
@@ -435,28 +440,39 @@ def db_threads() -> Iterator[list[int]]:
     connection_created.disconnect(install)
 
 
+@pytest.fixture
+def provider_threads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The thread of every completion the test project's provider starts."""
+    threads: list[int] = []
+    complete = RulesProvider.complete
+
+    def recording(self: RulesProvider, *args: Any) -> Any:
+        threads.append(threading.get_ident())
+        return complete(self, *args)
+
+    monkeypatch.setattr(RulesProvider, "complete", recording)
+    return threads
+
+
+async def chat_once(middleware: MiddlewareMode, text: str) -> list[dict[str, Any]]:
+    """The events of one `POST chat/` through a new handler of that chain mode."""
+    made = RequestThreadsHandler(middleware=middleware)
+    try:
+        async with chat_client(made) as client:
+            response = await client.post("/chat/", json={"text": text})
+    finally:
+        made.close()
+    return list(response.json()["events"])
+
+
 async def test_a_chat_turn_runs_on_its_request_thread_with_the_sync_chain(
     chat_project: Any,
     request_signals: list[tuple[str, int]],
     db_threads: list[int],
-    monkeypatch: pytest.MonkeyPatch,
+    provider_threads: list[int],
 ) -> None:
     # One trip to the request thread: the provider round and the tool's query run there too.
-    provider_threads: list[int] = []
-    complete = RulesProvider.complete
-
-    def recording(self: RulesProvider, *args: Any) -> Any:
-        provider_threads.append(threading.get_ident())
-        return complete(self, *args)
-
-    monkeypatch.setattr(RulesProvider, "complete", recording)
-    made = RequestThreadsHandler(middleware="sync")
-    try:
-        async with chat_client(made) as client:
-            response = await client.post("/chat/", json={"text": "query PartManager"})
-    finally:
-        made.close()
-    events = response.json()["events"]
+    events = await chat_once("sync", "query PartManager")
     assert [event["type"] for event in events][-3:] == ["tool_result", "text_chunk", "done"]
     request_thread = request_signals[0][1]
     assert request_thread != threading.get_ident()
@@ -465,23 +481,9 @@ async def test_a_chat_turn_runs_on_its_request_thread_with_the_sync_chain(
 
 
 async def test_with_the_async_chain_the_turn_runs_on_the_servers_loop(
-    chat_project: Any, monkeypatch: pytest.MonkeyPatch
+    chat_project: Any, provider_threads: list[int]
 ) -> None:
-    provider_threads: list[int] = []
-    complete = RulesProvider.complete
-
-    def recording(self: RulesProvider, *args: Any) -> Any:
-        provider_threads.append(threading.get_ident())
-        return complete(self, *args)
-
-    monkeypatch.setattr(RulesProvider, "complete", recording)
-    made = RequestThreadsHandler(middleware="async")
-    try:
-        async with chat_client(made) as client:
-            response = await client.post("/chat/", json={"text": "hello"})
-    finally:
-        made.close()
-    assert response.json()["events"][-1]["type"] == "done"
+    assert (await chat_once("async", "hello"))[-1]["type"] == "done"
     assert provider_threads == [threading.get_ident()]
 
 

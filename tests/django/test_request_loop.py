@@ -206,3 +206,24 @@ async def test_run_async_uses_the_current_request_loop_else_async_to_sync() -> N
     without, within, main_loop = await on_a_request_thread(body)
     assert without is server_loop and main_loop is server_loop
     assert within is not None and within is not server_loop
+
+
+async def test_a_left_behind_task_may_still_make_sync_calls_as_it_is_cancelled() -> None:
+    def body(loop: RequestLoop) -> list[str]:
+        seen: list[str] = []
+        tasks: list[asyncio.Task[None]] = []
+
+        async def left() -> None:
+            try:
+                await asyncio.sleep(30)
+            finally:
+                seen.append(await sync_to_async(lambda: "cleaned up")())
+
+        async def turn() -> None:
+            tasks.append(asyncio.create_task(left()))
+            await asyncio.sleep(0)
+
+        loop.run(turn())
+        return seen
+
+    assert await on_a_request_thread(body) == ["cleaned up"]

@@ -91,13 +91,10 @@ class RequestLoop:
         context.run(self._enter)
         task: asyncio.Task[T] = self._loop.create_task(coroutine, context=context)
         self._task = task
-        task.add_done_callback(lambda _: self._loop.stop())
         if self._cancelled:
             task.cancel()
         try:
-            while not task.done() or self._work.pending:
-                self._loop.run_forever()
-                self._work.run_pending()
+            self._run_until(task)
         finally:
             self._task = None
             self._cancel_leftovers()
@@ -124,13 +121,21 @@ class RequestLoop:
         if self._cancelled and self._task is not None:
             self._task.cancel()
 
+    def _run_until(self, future: asyncio.Future[Any]) -> None:
+        """Run the loop until `future` is done, and the sync calls it makes meanwhile."""
+        future.add_done_callback(lambda _: self._loop.stop())
+        while not future.done() or self._work.pending:
+            self._loop.run_forever()
+            self._work.run_pending()
+
     def _cancel_leftovers(self) -> None:
         # Tasks the turn left behind would otherwise run during another request.
         leftovers = [task for task in asyncio.all_tasks(self._loop) if not task.done()]
         for task in leftovers:
             task.cancel()
         if leftovers:
-            self._loop.run_until_complete(asyncio.gather(*leftovers, return_exceptions=True))
+            gathered = asyncio.gather(*leftovers, return_exceptions=True)
+            self._run_until(gathered)
 
 
 class _PausingExecutor(Executor):
