@@ -18,9 +18,12 @@ Run: `python tests/benchmarks/transports.py`.
    `ThreadSensitiveContext`, so its sync work gets a new worker thread (started and joined
    per request) and a new database connection whatever CONN_MAX_AGE says; the
    request-threads handler keeps both. In Django's async chain each method of a sync-only
-   middleware (sessions, CSRF, auth) is a thread hop, and so are `request_started` and
-   closing the response; the sync chain makes one trip for all of them. The test project's
-   own settings apply, its `permission` check included.
+   middleware (sessions, CSRF, auth) is a thread hop, and so are `request_started`,
+   closing the response and every ORM call of the turn; with the sync chain the whole
+   request, its turn included (`chatomon.django.request_loop`), is one trip to the request
+   thread. The test project's own settings apply, its `permission` check included. (The
+   series run one after the other: taken in turns, Django's handler, which starts a
+   thread and a connection per request, slowed every other series down.)
 
 Single client: the embedded defaults (SQLite in a file, the local-memory cache), and the
 scale-out stack too when DATABASE_URL is set (PostgreSQL; the Redis cache, which the rate
