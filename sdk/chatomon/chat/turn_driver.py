@@ -295,29 +295,30 @@ class TurnDriver:
 class _LateRecord:
     """The write of a planned turn as running, `RECORD_RUNNING_AFTER` seconds on.
 
-    Settling stops it if it has not begun, and waits for it if it has.
+    Settling stops it if it has not begun, and waits for it if it has. A timer, not a
+    task, until then: most turns settle first.
     """
 
     def __init__(self, driver: TurnDriver, run: TurnRun) -> None:
         self._driver, self._run = driver, run
-        self._writing = False
-        self._task = asyncio.create_task(self._record_later())
+        self._writing: asyncio.Task[None] | None = None
+        loop = asyncio.get_running_loop()
+        self._timer = loop.call_later(RECORD_RUNNING_AFTER, self._begin)
 
-    async def _record_later(self) -> None:
-        await asyncio.sleep(RECORD_RUNNING_AFTER)
-        self._writing = True
-        await self._driver.record(self._run)
+    def _begin(self) -> None:
+        self._writing = asyncio.create_task(self._driver.record(self._run))
 
     async def settle(self) -> None:
         """Stop the write if not begun, else wait for it (a failed one is logged)."""
-        if not self._writing:
-            self._task.cancel()
-        await asyncio.wait([self._task])
-        if not self._task.cancelled() and self._task.exception() is not None:
+        self._timer.cancel()
+        if self._writing is None:
+            return
+        await asyncio.wait([self._writing])
+        if not self._writing.cancelled() and self._writing.exception() is not None:
             # The turn is then written as it ends, as a quick one is.
             logger.warning(
                 "writing turn %s as running failed", self._run.turn_id,
-                exc_info=self._task.exception(),
+                exc_info=self._writing.exception(),
             )  # fmt: skip
 
 
