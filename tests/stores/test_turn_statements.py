@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from chatomon.chat.store import MessageItem, Owner
-from chatomon.django import models, queries
+from chatomon.django import models, queries, turn_statements
 from chatomon.providers.base import ToolCall
 from tests.stores.conftest import NOW
 from tests.stores.test_turns import report
@@ -162,3 +162,27 @@ def test_closing_an_unknown_turn_is_a_lookup_error() -> None:
             report=None,
             now=NOW,
         )
+
+
+def test_a_conversations_items_are_read_through_the_position_index() -> None:
+    # ChatMessage.conversation has no index of its own: the unique (conversation,
+    # position) constraint's serves the store's read of a conversation's items.
+    opened = queries.open_turn(OWNER, None, NOW)
+    assert opened is not None
+    def read() -> Any:
+        with connection.cursor() as cursor:
+            return turn_statements.stored_messages(cursor, opened.conversation.id)
+
+    _, sql = statements(read)
+    query = sql[-1]
+    with connection.cursor() as cursor:
+        if connection.vendor == "sqlite":
+            cursor.execute(f"EXPLAIN QUERY PLAN {query}")
+            plan = " ".join(str(row[-1]) for row in cursor.fetchall())
+            assert "USING INDEX" in plan and "SCAN" not in plan, plan
+        else:
+            cursor.execute("SET enable_seqscan = off")
+            cursor.execute(f"EXPLAIN {query}")
+            plan = " ".join(row[0] for row in cursor.fetchall())
+            cursor.execute("SET enable_seqscan = on")
+            assert "chatomon_message_position" in plan, plan

@@ -54,8 +54,9 @@ class Conversation(models.Model):
 class ChatMessage(models.Model):
     """One ordered item of a conversation: text, a tool-call group or a tool result."""
 
+    # No index of its own: the unique (conversation, position) constraint's serves it.
     conversation: models.ForeignKey[Conversation, Conversation] = models.ForeignKey(
-        Conversation, on_delete=models.CASCADE, related_name="items"
+        Conversation, on_delete=models.CASCADE, related_name="items", db_index=False
     )
     conversation_id: uuid.UUID
     position: models.IntegerField[int, int] = models.IntegerField()
