@@ -227,3 +227,22 @@ async def test_a_left_behind_task_may_still_make_sync_calls_as_it_is_cancelled()
         return seen
 
     assert await on_a_request_thread(body) == ["cleaned up"]
+
+
+async def test_run_async_from_a_sync_call_of_the_turn_goes_to_the_servers_loop() -> None:
+    server_loop = asyncio.get_running_loop()
+
+    async def where() -> asyncio.AbstractEventLoop | None:
+        return running_loop()
+
+    def body(loop: RequestLoop) -> Any:
+        async def turn() -> Any:
+            return await sync_to_async(run_async)(where)  # the request loop is busy then
+
+        token = enter_request(loop)
+        try:
+            return loop.run(turn())
+        finally:
+            leave_request(token)
+
+    assert await on_a_request_thread(body) is server_loop

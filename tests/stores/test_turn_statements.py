@@ -169,6 +169,7 @@ def test_a_conversations_items_are_read_through_the_position_index() -> None:
     # position) constraint's serves the store's read of a conversation's items.
     opened = queries.open_turn(OWNER, None, NOW)
     assert opened is not None
+
     def read() -> Any:
         with connection.cursor() as cursor:
             return turn_statements.stored_messages(cursor, opened.conversation.id)

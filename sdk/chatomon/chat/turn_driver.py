@@ -9,6 +9,7 @@ turn that suspends, record how the turn ended, and tell listeners and the publis
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -122,8 +123,10 @@ class TurnDriver:
         """
         late = _LateRecord(self, run) if run.planned is not None else None
         try:
-            async for event in self._driven(run, stream, late):
-                yield event
+            # aclosing: a consumer that stops reading ends the turn now (see `_driven`).
+            async with contextlib.aclosing(self._driven(run, stream, late)) as events:
+                async for event in events:
+                    yield event
         finally:
             if late is not None:
                 await late.settle()

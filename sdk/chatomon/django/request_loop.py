@@ -18,13 +18,15 @@ publisher through it). A sync call of the turn that itself calls `async_to_sync`
 the server's loop, as it would from the request thread. A request cancelled by the
 handler (its client left) cancels the turn running here, which ends it as aborted.
 
-Elsewhere (Django's own ASGI handler, a WSGI server, a test client) `run_turn_here` is
-asgiref's `async_to_sync`, as before.
+Elsewhere (Django's own ASGI handler, a WSGI server, a test client), and for a sync call
+of the turn that runs async code in turn, `run_async` is asgiref's `async_to_sync`, as
+before.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import functools
 import threading
@@ -84,7 +86,7 @@ class RequestLoop:
             RuntimeError: Called from another thread than the loop's, or from inside it.
             asyncio.CancelledError: The request was cancelled (`cancel`).
         """
-        if threading.get_ident() != self._thread or self._loop.is_running():
+        if threading.get_ident() != self._thread or self.busy:
             coroutine.close()
             raise RuntimeError("a request loop runs on its own thread, one coroutine at a time")
         context = contextvars.copy_context()
@@ -96,14 +98,19 @@ class RequestLoop:
         try:
             self._run_until(task)
         finally:
-            self._task = None
             self._cancel_leftovers()
+            self._task = None
         return task.result()
+
+    @property
+    def busy(self) -> bool:
+        """Whether a coroutine runs here now (also while one of its sync calls runs)."""
+        return self._task is not None
 
     def cancel(self) -> None:
         """Cancel the running turn (any thread); until `begin`, a later `run` too."""
         self._cancelled = True
-        if not self._loop.is_closed():
+        with contextlib.suppress(RuntimeError):  # closed meanwhile: nothing runs to cancel
             self._loop.call_soon_threadsafe(self._cancel_task)
 
     def close(self) -> None:
@@ -187,7 +194,8 @@ class _PausingExecutor(Executor):
         asgiref's `sync_to_async` runs its function through `thread_handler(loop, ...)`,
         which records `loop` as the thread's main loop: an `async_to_sync` inside would
         then wait for this (paused) loop forever. The server's loop is put in its place,
-        and the thread's asgiref state is put back afterwards.
+        and the thread's asgiref state is put back afterwards. (This reads asgiref's call
+        as it is made: tests/django/test_request_loop.py pins the behaviour.)
         """
         if isinstance(fn, functools.partial) and fn.args and fn.args[0] is self.loop:
             fn = functools.partial(fn.func, self.server_loop, *fn.args[1:], **fn.keywords)
@@ -228,7 +236,7 @@ def run_async(function: Callable[..., Coroutine[Any, Any, T]], *args: Any) -> T:
     On the current request loop when there is one, else through asgiref's `async_to_sync`.
     """
     loop = current_request_loop()
-    if loop is None:
+    if loop is None or loop.busy:  # busy: called from a sync call of the turn running there
         return async_to_sync(function)(*args)
     return loop.run(function(*args))
 
