@@ -238,3 +238,63 @@ async def test_redis_token_budgets() -> None:
     wait = await budget.check()
     assert wait is not None
     assert 19 <= wait <= 20
+
+
+@needs_redis
+async def test_redis_requests_leaving_the_window_free_the_budget() -> None:
+    limits = limiter(redis_cache(), requests=2, window_seconds=1)
+    assert [(await limits.hit("user:1")).allowed for _ in range(3)] == [True, True, False]
+    await asyncio.sleep(1.1)  # both left the window
+    assert [(await limits.hit("user:1")).allowed for _ in range(3)] == [True, True, False]
+
+
+@needs_redis
+async def test_redis_budget_holds_when_its_running_total_is_lost() -> None:
+    # The log keeps a running total beside it; one evicted alone is summed again.
+    cache = redis_cache()
+    limits = limiter(cache, requests=3, window_seconds=60)
+    assert (await limits.hit("user:1")).allowed
+    assert (await limits.hit("user:1")).allowed
+    key = cache.make_key(f"{limits.prefix}:requests:user:1")
+    client = cache._cache.get_client(key, write=True)
+    assert client.delete(f"{key}:total") == 1
+    assert [(await limits.hit("user:1")).allowed for _ in range(2)] == [True, False]
+
+
+@needs_redis
+async def test_redis_admission_reads_only_what_left_the_window() -> None:
+    # Thousands admitted in the window: a step reads the running total and the expired
+    # entries, never the whole log (which summing took milliseconds per request).
+    cache = redis_cache()
+    limits = limiter(cache, requests=5000, window_seconds=60)
+    for _ in range(3000):
+        limits.admit("user:1")
+    key = cache.make_key(f"{limits.prefix}:requests:user:1")
+    client = cache._cache.get_client(key, write=True)
+    assert int(client.get(f"{key}:total")) == client.zcard(key) == 3000
+
+    def whole_log_reads() -> int:
+        return int(client.info("commandstats").get("cmdstat_zrange", {}).get("calls", 0))
+
+    before = whole_log_reads()
+    assert all(limits.admit("user:1").allowed for _ in range(50))
+    assert whole_log_reads() == before
+    client.delete(key, f"{key}:total")
+
+
+@needs_redis
+def test_redis_admissions_keep_one_connection_across_cache_objects() -> None:
+    # Under ASGI Django makes its cache objects anew in each request: the limiter does not
+    # connect to Redis again for each of them.
+    probe = redis_cache()._cache.get_client(write=True)
+
+    def connections_made() -> int:
+        return int(probe.info("stats")["total_connections_received"])
+
+    settings = RateLimitSettings(requests=100, window_seconds=60)
+    prefix = f"test:{uuid.uuid4().hex}"
+    RateLimiter(settings, cache=redis_cache(), prefix=prefix).admit("user:1")
+    before = connections_made()
+    for _ in range(20):
+        assert RateLimiter(settings, cache=redis_cache(), prefix=prefix).admit("user:1").allowed
+    assert connections_made() - before <= 1  # the probe's own info call may reconnect

@@ -15,9 +15,11 @@ the oldest of them leaves it. A token budget is exhausted once the tokens record
 window reach the limit; it frees when enough of them have left the window.
 
 Atomic across processes with django.core.cache.backends.redis.RedisCache: each step is
-one Lua script on the Redis server (its clock, too). With any other cache the log is read
-and written under a process-wide lock — exact within one process, which is what the
-local-memory cache serves anyway (the system checks warn about it with several workers).
+one Lua script on the Redis server (its clock, too), which keeps a running total beside
+the log and so reads only the entries that left the window, however long the log. With
+any other cache the log is read and written under a process-wide lock — exact within one
+process, which is what the local-memory cache serves anyway (the system checks warn
+about it with several workers).
 Cache failures are logged and admit the request: a broken cache never stops chat.
 """
 
@@ -48,34 +50,65 @@ logger = logging.getLogger(__name__)
 
 _LOCAL_LOCK = threading.Lock()  # serializes read-modify-write on non-Redis caches
 
-# KEYS[1] the log; ARGV: limit, window (ms), mode ("hit", "check", "add"), amount, member.
-# Returns {admitted (1/0/-1 for "add"), milliseconds until the budget frees}.
+# KEYS[1] the log, KEYS[2] the running total of its amounts; ARGV: limit, window (ms),
+# mode ("hit", "check", "add"), amount, member. Returns {admitted (1/0/-1 for "add"),
+# milliseconds until the budget frees}. The total is updated by what enters and leaves the
+# window, so a step costs the entries that expired, not the whole log: a budget of
+# thousands of requests an hour stays as cheap as one of ten. Both keys are written and
+# expire together; a total missing beside a log (one evicted) is summed again once.
 _SCRIPT = """
-local key, limit, window = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2])
+local key, total_key = KEYS[1], KEYS[2]
+local limit, window = tonumber(ARGV[1]), tonumber(ARGV[2])
 local mode, amount, member = ARGV[3], tonumber(ARGV[4]), ARGV[5]
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
-if mode == 'add' then
+local function amount_of(entry) return tonumber(string.match(entry, ':(%d+)$')) end
+local expired = redis.call('ZRANGEBYSCORE', key, '-inf', now - window)
+local total = tonumber(redis.call('GET', total_key))
+local changed = #expired > 0
+if changed then redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window) end
+if redis.call('EXISTS', key) == 0 then
+  changed = total ~= nil
+  total = 0
+elseif total == nil then
+  changed, total = true, 0
+  for _, entry in ipairs(redis.call('ZRANGE', key, 0, -1)) do total = total + amount_of(entry) end
+else
+  for _, entry in ipairs(expired) do total = total - amount_of(entry) end
+end
+local function record()
   redis.call('ZADD', key, now, member .. ':' .. amount)
+  total = total + amount
+  redis.call('SET', total_key, total, 'PX', window)
   redis.call('PEXPIRE', key, window)
+end
+if mode == 'add' then
+  record()
   return {-1, 0}
 end
-local entries = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
-local total = 0
-for i = 1, #entries, 2 do total = total + tonumber(string.match(entries[i], ':(%d+)$')) end
-if total + amount <= limit then
-  if mode == 'hit' then
-    redis.call('ZADD', key, now, member .. ':' .. amount)
-    redis.call('PEXPIRE', key, window)
-  end
+if total + amount <= limit and mode == 'hit' then
+  record()
   return {1, 0}
 end
-for i = 1, #entries, 2 do
-  total = total - tonumber(string.match(entries[i], ':(%d+)$'))
-  if total + amount <= limit then return {0, tonumber(entries[i + 1]) + window - now} end
+if changed then
+  local ttl = redis.call('PTTL', key)
+  if total > 0 and ttl > 0 then
+    redis.call('SET', total_key, total, 'PX', ttl)
+  else
+    redis.call('DEL', total_key)
+  end
 end
-return {0, window}
+if total + amount <= limit then return {1, 0} end
+local left, first = total, 0
+while true do
+  local entries = redis.call('ZRANGE', key, first, first + 99, 'WITHSCORES')
+  if #entries == 0 then return {0, window} end
+  for i = 1, #entries, 2 do
+    left = left - amount_of(entries[i])
+    if left + amount <= limit then return {0, tonumber(entries[i + 1]) + window - now} end
+  end
+  first = first + 100
+end
 """
 
 
@@ -98,13 +131,22 @@ def scope_key(user: Any, session_key: str | None = None, client_ip: str | None =
     return "anonymous"
 
 
+_SCRIPTS: dict[str, Any] = {}
+"""The script of each Redis server and its options, bound to a client of its own.
+
+Under ASGI Django makes the cache objects anew in every request (its cache handler keeps
+them per async context), each with a new connection pool, so that every request would
+connect to Redis again; and `get_client` makes a new client object on each call. One
+client per server keeps its pooled connections, which are thread-safe, for the process.
+"""
+
+
 class _WindowLog:
     """One counter's sliding window log in the cache (Redis script or locked read-write)."""
 
     def __init__(self, cache: BaseCache, clock: Callable[[], float]) -> None:
         self.cache = cache
         self.clock = clock
-        self._script: Any = None
 
     def run(self, key: str, limit: int, window: float, mode: str, amount: int) -> float | None:
         """Apply `mode` ("hit", "check", "add"); seconds until it frees, None when admitted."""
@@ -117,13 +159,11 @@ class _WindowLog:
         self, key: str, limit: int, window: float, mode: str, amount: int
     ) -> float | None:
         cache_key = self.cache.make_key(key)
-        client = self.cache._cache.get_client(cache_key, write=True)  # type: ignore[attr-defined]
-        if self._script is None:
-            self._script = client.register_script(_SCRIPT)
+        script = _script_for(self.cache)
         window_ms = max(1, round(window * 1000))
         member = uuid.uuid4().hex
-        admitted, wait_ms = self._script(
-            keys=[cache_key], args=[limit, window_ms, mode, amount, member], client=client
+        admitted, wait_ms = script(
+            keys=[cache_key, f"{cache_key}:total"], args=[limit, window_ms, mode, amount, member]
         )
         return None if int(admitted) != 0 else max(int(wait_ms), 0) / 1000
 
@@ -161,6 +201,18 @@ class _WindowLog:
         times.append(max(now, times[-1]) if times else now)
         amounts.append(amount)
         self.cache.set(key, (times, amounts), timeout=math.ceil(window))
+
+
+def _script_for(cache: BaseCache) -> Any:
+    """The window script on the server `cache` writes to (see `_SCRIPTS`)."""
+    redis_client: Any = cache._cache  # type: ignore[attr-defined]
+    # Django's RedisCache writes every key to its first server.
+    server = f"{redis_client._servers[0]} {sorted(redis_client._pool_options.items())!r}"
+    script = _SCRIPTS.get(server)
+    if script is None:
+        client = redis_client.get_client(write=True)
+        script = _SCRIPTS.setdefault(server, client.register_script(_SCRIPT))
+    return script
 
 
 def _packed(stored: Any) -> tuple[array[float], array[int]]:
