@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import IntegrityError, connection
 from django.test.utils import CaptureQueriesContext
 
 from chatomon.chat.store import MessageItem, Owner
+from chatomon.chat.store.records import OpenedTurn, PlannedTurn
 from chatomon.django import models, queries, turn_statements
 from chatomon.providers.base import ToolCall
 from tests.stores.conftest import NOW
@@ -103,7 +105,7 @@ def test_closed_items_read_back_alike_through_the_orm_and_the_next_open() -> Non
     assert again.conversation.created_at == NOW
 
 
-def test_a_planned_turn_of_a_new_conversation_is_written_in_three_statements() -> None:
+def test_a_planned_turn_of_a_new_conversation_is_written_in_one_trip() -> None:
     planned, sql = statements(lambda: queries.plan_turn(OWNER, None, NOW))
     assert planned is not None and sql == []
     later = NOW + timedelta(seconds=3)
@@ -121,11 +123,15 @@ def test_a_planned_turn_of_a_new_conversation_is_written_in_three_statements() -
             planned=planned,
         )
     )
-    # The conversation, the ended turn and one insert for all items, in one transaction.
-    writes = [
-        s for s in sql if not s.upper().startswith(("BEGIN", "COMMIT", "SAVEPOINT", "RELEASE"))
-    ]
-    assert len(writes) == 3 and all("INSERT INTO" in write.upper() for write in writes)
+    if turn_statements.one_statement_for_a_new_conversation(connection):
+        # PostgreSQL: the conversation, the ended turn and the items in one statement,
+        # atomic alone: no transaction to open or commit.
+        assert len(sql) == 1 and sql[0].startswith("WITH ") and sql[0].count("INSERT INTO") == 3
+    else:
+        # The conversation, the ended turn and one insert for all items, in a transaction.
+        transaction = ("BEGIN", "COMMIT", "SAVEPOINT", "RELEASE")
+        writes = [s for s in sql if not s.upper().startswith(transaction)]
+        assert len(writes) == 3 and all("INSERT INTO" in write.upper() for write in writes)
     turn = models.Turn.objects.get(pk=opened.turn.id)
     assert (turn.status, turn.started_at, turn.finished_at) == ("completed", NOW, later)
     assert (turn.input_tokens, turn.output_tokens, turn.final_action) == (100, 20, "answered")
@@ -187,3 +193,34 @@ def test_a_conversations_items_are_read_through_the_position_index() -> None:
             plan = " ".join(row[0] for row in cursor.fetchall())
             cursor.execute("SET enable_seqscan = on")
             assert "chatomon_message_position" in plan, plan
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_new_conversation_that_cannot_be_written_whole_is_not_written_at_all() -> None:
+    taken = queries.open_turn(OWNER, None, NOW)
+    assert taken is not None
+    planned = queries.plan_turn(OWNER, None, NOW)
+    assert planned is not None
+    # Its turn id is another turn's: the turn's insert fails after the conversation's.
+    clash = PlannedTurn(
+        OpenedTurn(
+            planned.opened.conversation,
+            [],
+            dataclasses.replace(planned.opened.turn, id=taken.turn.id),
+        ),
+        new_conversation=True,
+    )
+    with pytest.raises(IntegrityError):
+        queries.close_turn(
+            OWNER,
+            clash.opened.conversation.id,
+            taken.turn.id,
+            items=ITEMS,
+            status="completed",
+            report=report(taken.turn.id),
+            now=NOW,
+            position=0,
+            planned=clash,
+        )
+    assert not models.Conversation.objects.filter(pk=clash.opened.conversation.id).exists()
+    assert models.ChatMessage.objects.count() == 0

@@ -54,11 +54,11 @@ class ModelSQL:
         """The quoted column of field `name` (`conversation` is `"conversation_id"`)."""
         return self.columns[name]
 
-    def insert(self, names: Sequence[str]) -> str:
-        """`INSERT INTO table (columns of names) VALUES (%s, ...)`."""
+    def insert(self, names: Sequence[str], *, rows: int = 1) -> str:
+        """`INSERT INTO table (columns of names) VALUES (%s, ...)`, `rows` rows of them."""
         columns = ", ".join(self.columns[name] for name in names)
-        marks = ", ".join(["%s"] * len(names))
-        return f"INSERT INTO {self.table} ({columns}) VALUES ({marks})"  # noqa: S608
+        marks = ", ".join([f"({', '.join(['%s'] * len(names))})"] * rows)
+        return f"INSERT INTO {self.table} ({columns}) VALUES {marks}"  # noqa: S608
 
     def select(self, names: Sequence[str], where: str, order: str = "") -> str:
         """`SELECT columns of names FROM table WHERE where [ORDER BY order]`."""

@@ -185,7 +185,8 @@ def close_turn(
     real end, so the common case needs no read at all.
 
     A `planned` turn is inserted as it ended instead of moved: for a new conversation that
-    is the conversation, the turn and the items, 3 statements in all.
+    is the conversation, the turn and the items, 3 statements in a transaction, or on
+    PostgreSQL one statement alone (`statements.insert_new_conversation`).
     """
     connection = _connection()
     changes = _turn_changes(status, report, None, now)
@@ -193,15 +194,21 @@ def close_turn(
         check_transition(turn_id, planned.opened.turn.status, status)
 
     def write(at: int | None) -> None:
+        if (
+            planned is not None
+            and planned.new_conversation
+            and items
+            and statements.one_statement_for_a_new_conversation(connection)
+        ):
+            with connection.cursor() as cursor:  # one statement: atomic without BEGIN
+                _insert_new(cursor, planned, items, now, changes)
+            return
         with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
             if planned is None:
                 _move(cursor, turn_id, status, changes)
                 _append(cursor, owner, conversation_id, items, now, at)
             elif planned.new_conversation:
-                conversation = planned.opened.conversation
-                statements.insert_conversation(cursor, conversation, updated_at=now)
-                statements.insert_turn(cursor, planned.opened.turn, **changes)
-                statements.insert_messages(cursor, conversation_id, items, 0, now)
+                _insert_new(cursor, planned, items, now, changes)
             else:
                 statements.insert_turn(cursor, planned.opened.turn, **changes)
                 _append(cursor, owner, conversation_id, items, now, at)
@@ -213,6 +220,19 @@ def close_turn(
         except IntegrityError:
             pass  # another turn wrote there meanwhile
     write(None)
+
+
+def _insert_new(
+    cursor: CursorWrapper,
+    planned: PlannedTurn,
+    items: Sequence[MessageItem],
+    now: datetime,
+    changes: dict[str, Any],
+) -> None:
+    opened = planned.opened
+    statements.insert_new_conversation(
+        cursor, opened.conversation, opened.turn, items, now, **changes
+    )
 
 
 def _turn_changes(

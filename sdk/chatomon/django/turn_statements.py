@@ -25,9 +25,11 @@ from chatomon.django.rows import conversation_record, message_fields, message_re
 __all__ = [
     "insert_conversation",
     "insert_messages",
+    "insert_new_conversation",
     "insert_turn",
     "last_position",
     "move_turn",
+    "one_statement_for_a_new_conversation",
     "owned_conversation",
     "stored_messages",
     "touch_conversation",
@@ -63,7 +65,12 @@ def insert_conversation(
     cursor: CursorWrapper, conversation: Conversation, *, updated_at: datetime | None = None
 ) -> None:
     """Insert a new, empty conversation (`updated_at` when it was already used)."""
-    connection = cursor.db
+    cursor.execute(*_conversation_insert(cursor.db, conversation, updated_at))
+
+
+def _conversation_insert(
+    connection: BaseDatabaseWrapper, conversation: Conversation, updated_at: datetime | None
+) -> tuple[str, list[Any]]:
     sql = model_sql(connection, models.Conversation)
     values: dict[str, Any] = {
         "id": conversation.id, "owner_kind": conversation.owner.kind,
@@ -72,7 +79,43 @@ def insert_conversation(
         "updated_at": updated_at or conversation.updated_at, "summary_text": None,
         "summary_through_id": None, "summary_through_position": None,
     }  # fmt: skip
-    cursor.execute(sql.insert(tuple(values)), sql.prepared(connection, values))
+    return sql.insert(tuple(values)), sql.prepared(connection, values)
+
+
+def one_statement_for_a_new_conversation(connection: BaseDatabaseWrapper) -> bool:
+    """Whether `insert_new_conversation` (with items) is one statement, atomic on its own.
+
+    On PostgreSQL it is (a data-modifying WITH; the foreign keys are checked as the
+    statement commits): one round trip to the server, no BEGIN and COMMIT. SQLite has no
+    such WITH: there it is three statements, which a transaction must hold together.
+    """
+    return connection.vendor == "postgresql"
+
+
+def insert_new_conversation(
+    cursor: CursorWrapper,
+    conversation: Conversation,
+    turn: TurnRecord,
+    items: Sequence[MessageItem],
+    now: datetime,
+    **changes: Any,
+) -> None:
+    """Insert a new conversation as of `now`, its ended `turn` (with `changes`), `items`."""
+    connection = cursor.db
+    if not one_statement_for_a_new_conversation(connection) or not items:
+        insert_conversation(cursor, conversation, updated_at=now)
+        insert_turn(cursor, turn, **changes)
+        if items:
+            insert_messages(cursor, conversation.id, items, 0, now)
+        return
+    *first, (last, last_parameters) = (
+        _conversation_insert(connection, conversation, now),
+        _turn_insert(connection, turn, changes),
+        _messages_insert(connection, conversation.id, items, 0, now),
+    )
+    steps = ", ".join(f"step{number} AS ({sql})" for number, (sql, _) in enumerate(first))
+    parameters = [value for _, values in first for value in values]
+    cursor.execute(f"WITH {steps} {last}", [*parameters, *last_parameters])
 
 
 def owned_conversation(
@@ -103,14 +146,19 @@ def stored_messages(cursor: CursorWrapper, conversation_id: UUID) -> list[Stored
 
 def insert_turn(cursor: CursorWrapper, turn: TurnRecord, **changes: Any) -> None:
     """Insert a new turn of a conversation: the record, with `changes` (an ended turn's)."""
-    connection = cursor.db
+    cursor.execute(*_turn_insert(cursor.db, turn, changes))
+
+
+def _turn_insert(
+    connection: BaseDatabaseWrapper, turn: TurnRecord, changes: Mapping[str, Any]
+) -> tuple[str, list[Any]]:
     sql = model_sql(connection, models.Turn)
     values: dict[str, Any] = {
         "id": turn.id, "conversation": turn.conversation_id, "status": turn.status,
         "report": None, "final_action": None, "escalated": False, "input_tokens": 0,
         "output_tokens": 0, "started_at": turn.started_at, "finished_at": None, **changes,
     }  # fmt: skip
-    cursor.execute(sql.insert(tuple(values)), sql.prepared(connection, values))
+    return sql.insert(tuple(values)), sql.prepared(connection, values)
 
 
 def move_turn(
@@ -177,12 +225,32 @@ def insert_messages(
     """Insert `items` (at least one) at positions `start`, `start + 1`, ..."""
     connection = cursor.db
     sql = model_sql(connection, models.ChatMessage)
-    values = [
+    rows = _message_rows(conversation_id, items, start, now)
+    prepared = [sql.prepared(connection, row) for row in rows]
+    cursor.executemany(sql.insert(tuple(rows[0])), prepared)
+
+
+def _message_rows(
+    conversation_id: UUID, items: Sequence[MessageItem], start: int, now: datetime
+) -> list[dict[str, Any]]:
+    return [
         {
             "conversation": conversation_id, "position": start + offset, "created_at": now,
             **message_fields(item),
         }
         for offset, item in enumerate(items)
     ]  # fmt: skip
-    rows = [sql.prepared(connection, row) for row in values]
-    cursor.executemany(sql.insert(tuple(values[0])), rows)
+
+
+def _messages_insert(
+    connection: BaseDatabaseWrapper,
+    conversation_id: UUID,
+    items: Sequence[MessageItem],
+    start: int,
+    now: datetime,
+) -> tuple[str, list[Any]]:
+    """One INSERT of every item, a row each in its VALUES."""
+    sql = model_sql(connection, models.ChatMessage)
+    rows = _message_rows(conversation_id, items, start, now)
+    statement = sql.insert(tuple(rows[0]), rows=len(rows))
+    return statement, [value for row in rows for value in sql.prepared(connection, row)]
