@@ -21,9 +21,8 @@ Run: `python tests/benchmarks/transports.py`.
    middleware (sessions, CSRF, auth) is a thread hop, and so are `request_started`,
    closing the response and every ORM call of the turn; with the sync chain the whole
    request, its turn included (`chatomon.django.request_loop`), is one trip to the request
-   thread. The test project's own settings apply, its `permission` check included. (The
-   series run one after the other: taken in turns, Django's handler, which starts a
-   thread and a connection per request, slowed every other series down.)
+   thread. The test project's own settings apply, its `permission` check included. Each
+   handler is measured in a process of its own, as a deployment serves with one.
 
 Single client: the embedded defaults (SQLite in a file, the local-memory cache), and the
 scale-out stack too when DATABASE_URL is set (PostgreSQL; the Redis cache, which the rate
@@ -232,8 +231,13 @@ async def direct_turns(text: str) -> list[float]:
     return samples
 
 
-def single_client(database_url: str) -> list[dict[str, Any]]:
-    """Median server time of each request per handler, and of the same turns via ChatService.
+SERVICE = "ChatService alone"
+"""The child measuring the same turns run straight through ChatService, not over HTTP."""
+
+
+def single_client(database_url: str, measured: str) -> dict[str, list[float]]:
+    """Milliseconds of each single-client request of one handler (`measured`, a name of
+    HANDLERS), or of the same turns straight through ChatService (`SERVICE`).
 
     Each series runs on one event loop, as under an ASGI server. Persistent database
     connections are on (`CONN_MAX_AGE`), which only a handler keeping its threads can use.
@@ -252,14 +256,36 @@ def single_client(database_url: str) -> list[dict[str, Any]]:
     from tests.benchmarks.chat import seed  # noqa: PLC0415
 
     seed()
-    rows = []
+    samples: dict[str, list[float]] = {}
     for label, path, text in SINGLE_REQUESTS:
-        service = statistics.median(asyncio.run(direct_turns(text))) if text else None
-        for name, options in HANDLERS:
-            handler = RequestThreadsHandler(**options) if options else ASGIHandler()
-            http = asyncio.run(serve(handler, path, text))
-            if isinstance(handler, RequestThreadsHandler):
-                handler.close()
+        if measured == SERVICE:
+            if text:
+                samples[label] = asyncio.run(direct_turns(text))
+            continue
+        options = dict(HANDLERS)[measured]
+        handler = RequestThreadsHandler(**options) if options else ASGIHandler()
+        samples[label] = asyncio.run(serve(handler, path, text))
+        if isinstance(handler, RequestThreadsHandler):
+            handler.close()
+    return samples
+
+
+def single_client_rows(database: str, environment: dict[str, str]) -> list[dict[str, Any]]:
+    """The single-client rows of one stack: each handler measured in a process of its own.
+
+    A process serves with one handler, as a deployment does: measured one after the other
+    in one process, the handlers that start a thread and a connection per request slowed
+    the series after them down.
+    """
+    measured = {
+        name: run_child(__file__, database, name, env=environment)
+        for name in (SERVICE, *dict(HANDLERS))
+    }
+    rows = []
+    for label, _, text in SINGLE_REQUESTS:
+        service = statistics.median(measured[SERVICE][label]) if text else None
+        for name, _ in HANDLERS:
+            http = measured[name][label]
             median = statistics.median(http)
             rows.append({
                 "request": label,
@@ -273,8 +299,8 @@ def single_client(database_url: str) -> list[dict[str, Any]]:
 
 
 def main() -> None:
-    if len(sys.argv) == 2:  # child: the single-client measurement on one database
-        print(json.dumps(single_client(sys.argv[1])))
+    if len(sys.argv) == 3:  # child: one handler's (or ChatService's) series on one database
+        print(json.dumps(single_client(sys.argv[1], sys.argv[2])))
         return
     single_rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as folder:
@@ -286,7 +312,7 @@ def main() -> None:
             cache = "redis" if os.environ.get("REDIS_URL") else "local memory"
             stacks.append((os.environ["DATABASE_URL"], f"postgresql + {cache}", dict(os.environ)))
         for database, label, environment in stacks:
-            rows = run_child(__file__, database, env=environment)
+            rows = single_client_rows(database, environment)
             single_rows += [{"stack": label, **row} for row in rows]
     print_table(
         f"POST /chat/ in process, instant provider (median of {REQUESTS}; targets 2 ms / 5 ms)",
