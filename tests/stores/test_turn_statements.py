@@ -105,24 +105,21 @@ def test_closed_items_read_back_alike_through_the_orm_and_the_next_open() -> Non
     assert again.conversation.created_at == NOW
 
 
+def close_planned(planned: PlannedTurn, now: Any) -> None:
+    """Close the planned turn as completed, with ITEMS and a report."""
+    opened = planned.opened
+    queries.close_turn(
+        OWNER, opened.conversation.id, opened.turn.id, items=ITEMS, status="completed",
+        report=report(opened.turn.id), now=now, position=0, planned=planned,
+    )  # fmt: skip
+
+
 def test_a_planned_turn_of_a_new_conversation_is_written_in_one_trip() -> None:
     planned, sql = statements(lambda: queries.plan_turn(OWNER, None, NOW))
     assert planned is not None and sql == []
     later = NOW + timedelta(seconds=3)
     opened = planned.opened
-    _, sql = statements(
-        lambda: queries.close_turn(
-            OWNER,
-            opened.conversation.id,
-            opened.turn.id,
-            items=ITEMS,
-            status="completed",
-            report=report(opened.turn.id),
-            now=later,
-            position=0,
-            planned=planned,
-        )
-    )
+    _, sql = statements(lambda: close_planned(planned, later))
     if turn_statements.one_statement_for_a_new_conversation(connection):
         # PostgreSQL: the conversation, the ended turn and the items in one statement,
         # atomic alone: no transaction to open or commit.
@@ -211,16 +208,6 @@ def test_a_new_conversation_that_cannot_be_written_whole_is_not_written_at_all()
         new_conversation=True,
     )
     with pytest.raises(IntegrityError):
-        queries.close_turn(
-            OWNER,
-            clash.opened.conversation.id,
-            taken.turn.id,
-            items=ITEMS,
-            status="completed",
-            report=report(taken.turn.id),
-            now=NOW,
-            position=0,
-            planned=clash,
-        )
+        close_planned(clash, NOW)
     assert not models.Conversation.objects.filter(pk=clash.opened.conversation.id).exists()
     assert models.ChatMessage.objects.count() == 0
