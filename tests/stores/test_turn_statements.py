@@ -120,7 +120,7 @@ def test_a_planned_turn_of_a_new_conversation_is_written_in_one_trip() -> None:
     later = NOW + timedelta(seconds=3)
     opened = planned.opened
     _, sql = statements(lambda: close_planned(planned, later))
-    if turn_statements.one_statement_for_a_new_conversation(connection):
+    if turn_statements.one_statement_for_a_new_conversation(connection, ITEMS):
         # PostgreSQL: the conversation, the ended turn and the items in one statement,
         # atomic alone: no transaction to open or commit.
         assert len(sql) == 1 and sql[0].startswith("WITH ") and sql[0].count("INSERT INTO") == 3
@@ -211,3 +211,15 @@ def test_a_new_conversation_that_cannot_be_written_whole_is_not_written_at_all()
         close_planned(clash, NOW)
     assert not models.Conversation.objects.filter(pk=clash.opened.conversation.id).exists()
     assert models.ChatMessage.objects.count() == 0
+
+
+def test_more_items_than_one_statement_takes_are_written_in_a_transaction(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(turn_statements, "ONE_STATEMENT_ITEMS", len(ITEMS) - 1)
+    planned = queries.plan_turn(OWNER, None, NOW)
+    assert planned is not None
+    _, sql = statements(lambda: close_planned(planned, NOW))
+    assert sum("INSERT INTO" in statement.upper() for statement in sql) == 3
+    again = queries.open_turn(OWNER, planned.opened.conversation.id, NOW)
+    assert again is not None and [m.item for m in again.messages] == ITEMS

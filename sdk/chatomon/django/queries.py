@@ -197,8 +197,7 @@ def close_turn(
         if (
             planned is not None
             and planned.new_conversation
-            and items
-            and statements.one_statement_for_a_new_conversation(connection)
+            and statements.one_statement_for_a_new_conversation(connection, items)
         ):
             with connection.cursor() as cursor:  # one statement: atomic without BEGIN
                 _insert_new(cursor, planned, items, now, changes)

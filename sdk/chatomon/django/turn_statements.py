@@ -23,6 +23,7 @@ from chatomon.django.model_sql import ModelSQL, model_sql
 from chatomon.django.rows import conversation_record, message_fields, message_record
 
 __all__ = [
+    "ONE_STATEMENT_ITEMS",
     "insert_conversation",
     "insert_messages",
     "insert_new_conversation",
@@ -82,14 +83,21 @@ def _conversation_insert(
     return sql.insert(tuple(values)), sql.prepared(connection, values)
 
 
-def one_statement_for_a_new_conversation(connection: BaseDatabaseWrapper) -> bool:
-    """Whether `insert_new_conversation` (with items) is one statement, atomic on its own.
+ONE_STATEMENT_ITEMS = 1000
+"""The most items written in one statement with their conversation (PostgreSQL takes at
+most 65,535 parameters in a statement; an item has a dozen)."""
+
+
+def one_statement_for_a_new_conversation(
+    connection: BaseDatabaseWrapper, items: Sequence[MessageItem]
+) -> bool:
+    """Whether `insert_new_conversation` of `items` is one statement, atomic on its own.
 
     On PostgreSQL it is (a data-modifying WITH; the foreign keys are checked as the
     statement commits): one round trip to the server, no BEGIN and COMMIT. SQLite has no
     such WITH: there it is three statements, which a transaction must hold together.
     """
-    return connection.vendor == "postgresql"
+    return connection.vendor == "postgresql" and 0 < len(items) <= ONE_STATEMENT_ITEMS
 
 
 def insert_new_conversation(
@@ -102,7 +110,7 @@ def insert_new_conversation(
 ) -> None:
     """Insert a new conversation as of `now`, its ended `turn` (with `changes`), `items`."""
     connection = cursor.db
-    if not one_statement_for_a_new_conversation(connection) or not items:
+    if not one_statement_for_a_new_conversation(connection, items):
         insert_conversation(cursor, conversation, updated_at=now)
         insert_turn(cursor, turn, **changes)
         if items:
