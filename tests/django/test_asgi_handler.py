@@ -488,12 +488,19 @@ async def test_with_the_async_chain_the_turn_runs_on_the_servers_loop(
 
 
 async def test_a_staff_approval_asked_on_the_request_loop_reaches_open_consoles(
-    chat_project: Any,
+    chat_project: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The console's announcement goes through the in-memory channel layer, whose waiting
     # receivers belong to the server's loop: it is sent from there, not the request's loop.
-    # (In debug mode asyncio refuses a call from another thread instead of losing it.)
-    asyncio.get_running_loop().set_debug(True)
+    live = importlib.import_module("chatomon.console.live")
+    announce = live.announce_approvals_changed
+    announced_on: list[asyncio.AbstractEventLoop] = []
+
+    async def noting_the_loop() -> None:
+        announced_on.append(asyncio.get_running_loop())
+        await announce()
+
+    monkeypatch.setattr(live, "announce_approvals_changed", noting_the_loop)
     layer = get_channel_layer()
     channel = await layer.new_channel()
     await layer.group_add(APPROVALS_GROUP, channel)
@@ -512,4 +519,5 @@ async def test_a_staff_approval_asked_on_the_request_loop_reaches_open_consoles(
         made.close()
     last = response.json()["events"][-1]
     assert (last["type"], last["approver"]) == ("confirm_mutation", "staff")
+    assert announced_on == [asyncio.get_running_loop()]
     assert (await asyncio.wait_for(receiving, timeout=2))["type"] == "approvals.changed"

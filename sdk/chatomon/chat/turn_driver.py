@@ -9,7 +9,6 @@ turn that suspends, record how the turn ended, and tell listeners and the publis
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -121,24 +120,12 @@ class TurnDriver:
         `RECORD_RUNNING_AFTER` seconds, so that readers (the console) see a turn that waits
         on its model; a quicker one is written once, as it ends.
         """
-        late = _LateRecord(self, run) if run.planned is not None else None
-        try:
-            # aclosing: a consumer that stops reading ends the turn now (see `_driven`).
-            async with contextlib.aclosing(self._driven(run, stream, late)) as events:
-                async for event in events:
-                    yield event
-        finally:
-            if late is not None:
-                await late.settle()
-
-    async def _driven(
-        self, run: TurnRun, stream: AsyncIterator[Any], late: _LateRecord | None
-    ) -> AsyncGenerator[dict[str, Any]]:
+        late = _LateRecord(self, run)  # settled before any write of the ending turn
         finished = False
         try:
             async for event in stream:
-                if isinstance(event, TurnDone | TurnSuspended) and late is not None:
-                    await late.settle()  # before any write of the ending turn
+                if isinstance(event, TurnDone | TurnSuspended):
+                    await late.settle()
                 if isinstance(event, TurnDone):
                     finished = True
                     if run.ending is not None:
@@ -155,20 +142,17 @@ class TurnDriver:
                     yield await self.emit(run, wire)
         except NucleusError as error:
             finished = True
-            if late is not None:
-                await late.settle()
+            await late.settle()
             yield await self.emit(run, await self.failed(run, error.report, error.__cause__))
         except Exception as error:
             logger.exception("chat turn %s failed", run.turn_id)
             finished = True
-            if late is not None:
-                await late.settle()
+            await late.settle()
             yield await self.emit(run, await self.failed(run, None, error))
         finally:
             if not finished:  # the consumer stopped reading: the turn ends here
                 await close_stream(stream)
-                if late is not None:
-                    await late.settle()
+                await late.settle()
                 await self._finish(run, "aborted", None)
 
     async def emit(self, run: TurnRun, event: dict[str, Any]) -> dict[str, Any]:
@@ -299,21 +283,25 @@ class _LateRecord:
     """The write of a planned turn as running, `RECORD_RUNNING_AFTER` seconds on.
 
     Settling stops it if it has not begun, and waits for it if it has. A timer, not a
-    task, until then: most turns settle first.
+    task, until then: most turns settle first. Nothing is timed for a turn already written.
     """
 
     def __init__(self, driver: TurnDriver, run: TurnRun) -> None:
         self._driver, self._run = driver, run
         self._writing: asyncio.Task[None] | None = None
-        loop = asyncio.get_running_loop()
-        self._timer = loop.call_later(RECORD_RUNNING_AFTER, self._begin)
+        self._timer = (
+            None
+            if run.planned is None
+            else asyncio.get_running_loop().call_later(RECORD_RUNNING_AFTER, self._begin)
+        )
 
     def _begin(self) -> None:
         self._writing = asyncio.create_task(self._driver.record(self._run))
 
     async def settle(self) -> None:
         """Stop the write if not begun, else wait for it (a failed one is logged)."""
-        self._timer.cancel()
+        if self._timer is not None:
+            self._timer.cancel()
         if self._writing is None:
             return
         await asyncio.wait([self._writing])

@@ -200,14 +200,20 @@ def close_turn(
             and statements.one_statement_for_a_new_conversation(connection, items)
         ):
             with connection.cursor() as cursor:  # one statement: atomic without BEGIN
-                _insert_new(cursor, planned, items, now, changes)
+                statements.insert_new_conversation(
+                    cursor, planned.opened.conversation, planned.opened.turn, items, now,
+                    **changes,
+                )  # fmt: skip
             return
         with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
             if planned is None:
                 _move(cursor, turn_id, status, changes)
                 _append(cursor, owner, conversation_id, items, now, at)
             elif planned.new_conversation:
-                _insert_new(cursor, planned, items, now, changes)
+                conversation = planned.opened.conversation
+                statements.insert_conversation(cursor, conversation, updated_at=now)
+                statements.insert_turn(cursor, planned.opened.turn, **changes)
+                statements.insert_messages(cursor, conversation_id, items, 0, now)
             else:
                 statements.insert_turn(cursor, planned.opened.turn, **changes)
                 _append(cursor, owner, conversation_id, items, now, at)
@@ -219,19 +225,6 @@ def close_turn(
         except IntegrityError:
             pass  # another turn wrote there meanwhile
     write(None)
-
-
-def _insert_new(
-    cursor: CursorWrapper,
-    planned: PlannedTurn,
-    items: Sequence[MessageItem],
-    now: datetime,
-    changes: dict[str, Any],
-) -> None:
-    opened = planned.opened
-    statements.insert_new_conversation(
-        cursor, opened.conversation, opened.turn, items, now, **changes
-    )
 
 
 def _turn_changes(

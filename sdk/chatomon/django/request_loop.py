@@ -70,13 +70,13 @@ class RequestLoop:
         self.server_loop = server_loop
         self._loop = asyncio.new_event_loop()
         self._thread = threading.get_ident()
-        self._work = _PausingExecutor(self._loop, server_loop)
+        self._work = _PausingExecutor(self._loop)
         self._task: asyncio.Task[Any] | None = None
         self._cancelled = False
 
     def begin(self, server_loop: asyncio.AbstractEventLoop) -> None:
         """A new request starts on this thread: forget the last one's cancellation."""
-        self.server_loop = self._work.server_loop = server_loop
+        self.server_loop = server_loop
         self._cancelled = False
 
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
@@ -152,11 +152,8 @@ class _PausingExecutor(Executor):
     the loop's thread, with no loop running, and starts the loop again.
     """
 
-    def __init__(
-        self, loop: asyncio.AbstractEventLoop, server_loop: asyncio.AbstractEventLoop
-    ) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
-        self.server_loop = server_loop
         self._thread = threading.get_ident()
         self._queue: deque[tuple[Future[Any], Callable[[], Any]]] = deque()
 
@@ -197,8 +194,9 @@ class _PausingExecutor(Executor):
         and the thread's asgiref state is put back afterwards. (This reads asgiref's call
         as it is made: tests/django/test_request_loop.py pins the behaviour.)
         """
+        server_loop = _SERVER_LOOP.get()  # submitted from the turn, whose context has it
         if isinstance(fn, functools.partial) and fn.args and fn.args[0] is self.loop:
-            fn = functools.partial(fn.func, self.server_loop, *fn.args[1:], **fn.keywords)
+            fn = functools.partial(fn.func, server_loop, *fn.args[1:], **fn.keywords)
 
         def homed(*args: Any, **kwargs: Any) -> T:
             local = SyncToAsync.threadlocal

@@ -44,7 +44,6 @@ __all__ = [
     "load_actor",
     "owner_for",
     "publish_event",
-    "publish_from_any_loop",
 ]
 
 GROUP_EVENT_TYPE = "chat.event"
@@ -99,15 +98,8 @@ async def publish_event(event: Mapping[str, Any]) -> None:
     if layer is None or not conversation_id:
         return
     message = {"type": GROUP_EVENT_TYPE, "event": dict(event)}
-    await layer.group_send(conversation_group(str(conversation_id)), message)
-
-
-async def publish_from_any_loop(event: Mapping[str, Any]) -> None:
-    """`publish_event` on the server's loop, also from a turn on a request thread's loop.
-
-    Channel layers belong to the server's loop (see `chatomon.django.request_loop`).
-    """
-    await on_server_loop(publish_event(event))
+    # The layer belongs to the server's loop, also for a turn on a request thread's own.
+    await on_server_loop(layer.group_send(conversation_group(str(conversation_id)), message))
 
 
 def _answered_on_server_loop(listener: ActivityListener) -> ActivityListener:
@@ -160,7 +152,7 @@ def build_chat_service(settings: ChatSettings | None = None) -> ChatService:
         confirm_timeout_seconds=chosen.confirm_timeout_seconds,
         staff_approval_timeout_seconds=chosen.staff_approval_timeout_seconds,
         listeners=_listeners(chosen),
-        publisher=publish_from_any_loop,
+        publisher=publish_event,
         actor_loader=load_actor,
     )
 

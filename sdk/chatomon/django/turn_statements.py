@@ -108,14 +108,11 @@ def insert_new_conversation(
     now: datetime,
     **changes: Any,
 ) -> None:
-    """Insert a new conversation as of `now`, its ended `turn` (with `changes`), `items`."""
+    """Insert a new conversation, its ended `turn` (with `changes`) and `items` at once.
+
+    One statement: only where `one_statement_for_a_new_conversation` says it can be.
+    """
     connection = cursor.db
-    if not one_statement_for_a_new_conversation(connection, items):
-        insert_conversation(cursor, conversation, updated_at=now)
-        insert_turn(cursor, turn, **changes)
-        if items:
-            insert_messages(cursor, conversation.id, items, 0, now)
-        return
     *first, (last, last_parameters) = (
         _conversation_insert(connection, conversation, now),
         _turn_insert(connection, turn, changes),
