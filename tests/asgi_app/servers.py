@@ -3,7 +3,7 @@
 `AsgiServer(env).start()` picks a free port, starts `uvicorn tests.asgi_app.asgi:application`
 in a child process and waits until it answers; `stop()` ends it. `Visitor` is one browser:
 an httpx client with its cookie jar (session, CSRF), and WebSocket connections carrying
-the same cookies.
+the same cookies. `postgres_database` gives servers a PostgreSQL database of their own.
 """
 
 from __future__ import annotations
@@ -15,9 +15,12 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+from uuid import uuid4
 
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
@@ -41,6 +44,27 @@ def server_environment(**values: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL")}
     env.update(DJANGO_SETTINGS_MODULE=SETTINGS, PYTHONPATH=str(ROOT), **values)
     return env
+
+
+def run_admin(admin_url: str, statement: str) -> None:
+    """Run one statement outside a transaction (CREATE and DROP DATABASE need that)."""
+    import psycopg  # noqa: PLC0415
+
+    with psycopg.connect(admin_url, autocommit=True) as connection:
+        connection.execute(statement)
+
+
+@contextmanager
+def postgres_database(label: str) -> Iterator[str]:
+    """A new database beside DATABASE_URL's on its PostgreSQL server: its URL; dropped after."""
+    parts = urlsplit(os.environ["DATABASE_URL"])
+    name = f"{parts.path.lstrip('/') or 'chatomon'}_{label}_{uuid4().hex[:8]}"
+    admin = urlunsplit(parts._replace(path="/postgres"))
+    run_admin(admin, f'CREATE DATABASE "{name}"')
+    try:
+        yield urlunsplit(parts._replace(path=f"/{name}"))
+    finally:
+        run_admin(admin, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def migrate(env: Mapping[str, str]) -> None:

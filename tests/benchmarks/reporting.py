@@ -67,10 +67,23 @@ def write_results(name: str, payload: dict[str, Any]) -> Path:
     return path
 
 
+CHILD_ERROR_LINES = 15
+"""How many last lines of a failed child's stderr `run_child` shows."""
+
+
 def run_child(script: str, *args: str, env: Mapping[str, str] | None = None) -> Any:
     """Run `script args` in a fresh interpreter (its own Django settings); the JSON it
-    prints as its last line of output."""
-    output = subprocess.run(
-        [sys.executable, script, *args], capture_output=True, text=True, check=True, env=env
-    ).stdout
-    return json.loads(output.strip().splitlines()[-1])
+    prints as its last line of output.
+
+    Raises:
+        SystemExit: The child failed; the message ends with the end of its stderr.
+    """
+    child = subprocess.run(
+        [sys.executable, script, *args], check=False, capture_output=True, text=True, env=env
+    )
+    if child.returncode != 0:
+        tail = "\n".join(child.stderr.strip().splitlines()[-CHILD_ERROR_LINES:])
+        raise SystemExit(
+            f"{Path(script).name} {' '.join(args)} failed (exit status {child.returncode}):\n{tail}"
+        )
+    return json.loads(child.stdout.strip().splitlines()[-1])

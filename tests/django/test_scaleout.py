@@ -11,7 +11,6 @@ import asyncio
 import os
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 from uuid import uuid4
 
 import pytest
@@ -21,6 +20,7 @@ from tests.asgi_app.servers import (
     AsgiServer,
     Visitor,
     migrate,
+    postgres_database,
     server_environment,
     staff_approval_over_socket,
 )
@@ -34,42 +34,24 @@ BUDGET = 6
 CREATE = 'mutate createPart {"name": "Bolt"}'
 
 
-def scaleout_database() -> tuple[str, str]:
-    """A database of this run beside DATABASE_URL's: its URL, and the admin URL to drop it."""
-    parts = urlsplit(os.environ["DATABASE_URL"])
-    name = f"{parts.path.lstrip('/') or 'chatomon'}_scaleout_{uuid4().hex[:8]}"
-    admin = urlunsplit(parts._replace(path="/postgres"))
-    return urlunsplit(parts._replace(path=f"/{name}")), admin
-
-
-def run_admin(admin_url: str, statement: str) -> None:
-    import psycopg  # noqa: PLC0415
-
-    with psycopg.connect(admin_url, autocommit=True) as connection:
-        connection.execute(statement)
-
-
 @pytest.fixture(scope="module")
 def servers() -> Iterator[tuple[AsgiServer, AsgiServer]]:
-    url, admin = scaleout_database()
-    name = urlsplit(url).path.lstrip("/")
-    run_admin(admin, f'CREATE DATABASE "{name}"')
-    env = server_environment(
-        DATABASE_URL=url,
-        REDIS_URL=os.environ["REDIS_URL"],
-        CHATOMON_TEST_PREFIX=f"chatomon-scaleout-{uuid4().hex}",
-        CHATOMON_TEST_RATE_REQUESTS=str(BUDGET),
-    )
-    first, second = AsgiServer(env), AsgiServer(env)
-    try:
-        migrate(env)
-        first.start()
-        second.start()
-        yield first, second
-    finally:
-        first.stop()
-        second.stop()
-        run_admin(admin, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with postgres_database("scaleout") as url:
+        env = server_environment(
+            DATABASE_URL=url,
+            REDIS_URL=os.environ["REDIS_URL"],
+            CHATOMON_TEST_PREFIX=f"chatomon-scaleout-{uuid4().hex}",
+            CHATOMON_TEST_RATE_REQUESTS=str(BUDGET),
+        )
+        first, second = AsgiServer(env), AsgiServer(env)
+        try:
+            migrate(env)
+            first.start()
+            second.start()
+            yield first, second
+        finally:
+            first.stop()
+            second.stop()
 
 
 async def stream_events(visitor: Visitor, server: AsgiServer, text: str) -> list[dict[str, Any]]:

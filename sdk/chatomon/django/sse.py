@@ -10,6 +10,13 @@ open; the stream ends after the terminal event (done, error, confirm_mutation).
 The turn runs in a task of its own, feeding a queue the response reads: the turn's code
 always runs in one task (its timeouts and context stay intact), and a client that goes
 away cancels that task, which records the turn as aborted.
+
+A stream lasts as long as its model takes, and most of that time it waits. So that
+concurrent streams do not each hold a database connection meanwhile, the request thread
+closes the connections Django would close at the request's end (`CONN_MAX_AGE`, 0 by
+default) before the stream starts, and the turn's sync work (store writes, the tools' ORM
+queries) runs on asgiref's one shared sync thread, as a WebSocket turn's does, rather
+than on the request's thread.
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ import logging
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from asgiref.sync import SyncToAsync, ThreadSensitiveContext
+from django.db import connections
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase, StreamingHttpResponse
 
@@ -35,6 +44,7 @@ __all__ = [
     "event_stream_response",
     "frame",
     "heartbeat_frames",
+    "release_spent_connections",
 ]
 
 logger = logging.getLogger(__name__)
@@ -58,7 +68,10 @@ def frame(event: Mapping[str, Any]) -> bytes:
 
 async def _produce(events: AsyncIterator[dict[str, Any]], queue: asyncio.Queue[Any]) -> None:
     try:
-        async with contextlib.aclosing(events) as stream:  # type: ignore[type-var]
+        async with (
+            ThreadSensitiveContext(executor=SyncToAsync.single_thread_executor),
+            contextlib.aclosing(events) as stream,  # type: ignore[type-var]
+        ):
             async for event in stream:
                 await queue.put(event)
     except Exception as error:
@@ -105,13 +118,30 @@ async def heartbeat_frames(
 def event_stream_response(
     events: AsyncIterator[dict[str, Any]], heartbeat_seconds: float = HEARTBEAT_SECONDS
 ) -> StreamingHttpResponse:
-    """A streaming `text/event-stream` response of the events."""
+    """A streaming `text/event-stream` response of the events.
+
+    Called on the request thread: closes its spent database connections first (see
+    `release_spent_connections`).
+    """
+    release_spent_connections()
     response = StreamingHttpResponse(
         heartbeat_frames(events, heartbeat_seconds), content_type=CONTENT_TYPE
     )
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"
     return response
+
+
+def release_spent_connections() -> None:
+    """Close the database connections Django would close at the request's end, now.
+
+    On the calling thread: those past `CONN_MAX_AGE` (all, when it is 0, the default) and
+    the unusable ones. Persistent connections stay, and so does any inside an atomic block
+    (a test's transaction).
+    """
+    for connection in connections.all(initialized_only=True):
+        if not connection.in_atomic_block:
+            connection.close_if_unusable_or_obsolete()
 
 
 def refusal_response(status: int, event: Mapping[str, Any]) -> HttpResponse:

@@ -1,0 +1,110 @@
+"""Streamed turns hold no database connection each while their model answers.
+
+One uvicorn process on a PostgreSQL database of its own (runs only where DATABASE_URL is
+PostgreSQL), with Django's default `CONN_MAX_AGE` (0). While a dozen SSE streams and a
+dozen WebSocket turns wait on a slow model, the server's connections to that database,
+counted by PostgreSQL itself, stay a handful: a connection per stream would exhaust
+`max_connections` (100 by default) under a few hundred concurrent chats.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Iterator
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+from tests.asgi_app.fixtures import sse_events
+from tests.asgi_app.servers import (
+    AsgiServer,
+    Visitor,
+    migrate,
+    postgres_database,
+    receive_until_terminal,
+    server_environment,
+)
+
+pytestmark = pytest.mark.skipif(
+    not os.environ.get("DATABASE_URL", "").startswith("postgres"),
+    reason="needs DATABASE_URL (PostgreSQL)",
+)
+STREAMS = 12
+MODEL_SECONDS = 2.0
+MOST_CONNECTIONS = 3
+"""The shared sync thread's connection, and a request or two in their sync part."""
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[tuple[AsgiServer, str]]:
+    with postgres_database("streams") as url:
+        env = server_environment(DATABASE_URL=url)
+        migrate(env)
+        running = AsgiServer(env).start()
+        try:
+            yield running, url
+        finally:
+            running.stop()
+
+
+def connections_to(url: str) -> int:
+    """How many sessions PostgreSQL has open to the database of `url`, ours left out."""
+    import psycopg  # noqa: PLC0415
+
+    name = urlsplit(url).path.lstrip("/")
+    admin = urlunsplit(urlsplit(url)._replace(path="/postgres"))
+    with psycopg.connect(admin, autocommit=True) as connection:
+        row = connection.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", (name,)
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+async def most_connections_while(url: str, waiting: list[asyncio.Task[object]]) -> int:
+    """The most connections seen while every task of `waiting` is still running."""
+    seen = 0
+    await asyncio.sleep(MODEL_SECONDS / 3)
+    for _ in range(5):
+        assert not any(task.done() for task in waiting), "a turn ended before the count"
+        seen = max(seen, await asyncio.to_thread(connections_to, url))
+        await asyncio.sleep(MODEL_SECONDS / 20)
+    return seen
+
+
+async def stream(server: AsgiServer, index: int, *, logged_in: bool) -> list[str]:
+    visitor = Visitor()
+    if logged_in:  # the request thread then reads the user from the database
+        await visitor.log_in(server, f"streamer{index}")
+    headers = await visitor.csrf_headers(server)
+    async with visitor.client(server) as client:
+        text = f"slow {MODEL_SECONDS} stream {index}"
+        response = await client.post("/chat/stream/", json={"text": text}, headers=headers)
+    return [event["type"] for event in sse_events(response.content)]
+
+
+async def socket_turn(server: AsgiServer, index: int) -> list[str]:
+    async with Visitor().socket(server) as socket:
+        text = f"slow {MODEL_SECONDS} socket {index}"
+        await socket.send(json.dumps({"type": "message", "text": text}))
+        return [event["type"] for event in await receive_until_terminal(socket, wait=30)]
+
+
+async def test_waiting_sse_streams_share_the_servers_database_connections(server):
+    running, url = server
+    streams = [
+        asyncio.create_task(stream(running, i, logged_in=i % 2 == 0)) for i in range(STREAMS)
+    ]
+    await asyncio.sleep(0.3)  # the logged-in visitors' log-ins are done by now
+    assert await most_connections_while(url, streams) <= MOST_CONNECTIONS
+    for events in await asyncio.gather(*streams):
+        assert events == ["text_chunk", "done"]
+
+
+async def test_waiting_websocket_turns_share_the_servers_database_connections(server):
+    running, url = server
+    turns = [asyncio.create_task(socket_turn(running, i)) for i in range(STREAMS)]
+    assert await most_connections_while(url, turns) <= MOST_CONNECTIONS
+    for events in await asyncio.gather(*turns):
+        assert events == ["text_chunk", "done"]
