@@ -6,6 +6,8 @@ Confirmations (suspending and resuming turns) are in test_service_confirmations.
 from __future__ import annotations
 
 import asyncio
+import gc
+import sys
 from typing import Any
 from uuid import UUID, uuid4
 
@@ -204,6 +206,30 @@ async def test_a_consumer_that_stops_reading_aborts_the_turn(store: Conversation
     await events.aclose()
     turns = await store.list_turns(conversation_id=UUID(first["conversation_id"]))
     assert [t.status for t in turns] == ["aborted"]
+
+
+async def test_a_finished_turn_leaves_no_generator_for_the_loop_to_close(
+    store: ConversationStore,
+) -> None:
+    # An async generator dropped unfinished is closed later, by a task the loop starts
+    # for it when it is collected: work outside the turn (on a request loop, after it).
+    loop = asyncio.get_running_loop()
+    dropped: list[str] = []
+
+    def finalizer(generator: Any) -> None:
+        dropped.append(generator.__qualname__)
+        loop._asyncgen_finalizer_hook(generator)  # type: ignore[attr-defined]
+
+    chat = service(store, ScriptedProvider([["Hello."], ["Again."]]))
+    hooks = sys.get_asyncgen_hooks()
+    sys.set_asyncgen_hooks(firstiter=hooks.firstiter, finalizer=finalizer)
+    try:
+        first = await collect(chat.run_turn(USER, "Hi"))
+        await collect(chat.run_turn(USER, "Again", UUID(first[-1]["conversation_id"])))
+        gc.collect()
+    finally:
+        sys.set_asyncgen_hooks(*hooks)
+    assert dropped == []
 
 
 async def test_the_next_turn_gets_earlier_tool_exchanges_natively(store: ConversationStore) -> None:

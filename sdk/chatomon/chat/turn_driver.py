@@ -150,8 +150,10 @@ class TurnDriver:
             await late.settle()
             yield await self.emit(run, await self.failed(run, None, error))
         finally:
+            # Also once finished: the engine's stream still sits at its last yield, and
+            # would otherwise be closed by a task the loop starts when it collects it.
+            await close_stream(stream)
             if not finished:  # the consumer stopped reading: the turn ends here
-                await close_stream(stream)
                 await late.settle()
                 await self._finish(run, "aborted", None)
 
