@@ -31,7 +31,7 @@ import contextvars
 import functools
 import threading
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from concurrent.futures import Executor, Future
 from typing import Any, TypeVar
 
@@ -69,6 +69,8 @@ class RequestLoop:
     def __init__(self, server_loop: asyncio.AbstractEventLoop) -> None:
         self.server_loop = server_loop
         self._loop = asyncio.new_event_loop()
+        self._spawned: list[asyncio.Task[Any]] = []
+        self._loop.set_task_factory(self._spawn)
         self._thread = threading.get_ident()
         self._work = _PausingExecutor(self._loop)
         self._task: asyncio.Task[Any] | None = None
@@ -135,9 +137,24 @@ class RequestLoop:
             self._loop.run_forever()
             self._work.run_pending()
 
+    def _spawn(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        coroutine: Generator[Any, None, T] | Coroutine[Any, Any, T],
+        /,
+        **options: Any,
+    ) -> asyncio.Task[T]:
+        # The loop's task factory: remembers the tasks of this run, which
+        # _cancel_leftovers reads instead of asyncio.all_tasks, a walk over every task of
+        # the process (the server loop's sockets and streams included) on every request.
+        task: asyncio.Task[T] = asyncio.Task(coroutine, loop=loop, **options)
+        self._spawned.append(task)
+        return task
+
     def _cancel_leftovers(self) -> None:
         # Tasks the turn left behind would otherwise run during another request.
-        leftovers = [task for task in asyncio.all_tasks(self._loop) if not task.done()]
+        leftovers = [task for task in self._spawned if not task.done()]
+        self._spawned.clear()
         for task in leftovers:
             task.cancel()
         if leftovers:
