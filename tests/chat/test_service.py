@@ -218,7 +218,7 @@ async def test_a_finished_turn_leaves_no_generator_for_the_loop_to_close(
 
     def finalizer(generator: Any) -> None:
         dropped.append(generator.__qualname__)
-        loop._asyncgen_finalizer_hook(generator)  # type: ignore[attr-defined]
+        loop._asyncgen_finalizer_hook(generator)
 
     chat = service(store, ScriptedProvider([["Hello."], ["Again."]]))
     hooks = sys.get_asyncgen_hooks()

@@ -6,6 +6,7 @@ import asyncio
 import importlib
 import json
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -18,6 +19,7 @@ from django.db import connections
 from django.db.backends.signals import connection_created
 from django.test import override_settings
 
+from chatomon import Orbital, OrbitalContext, Verdict
 from chatomon.django.asgi import (
     MiddlewareMode,
     RequestThreadsHandler,
@@ -521,3 +523,40 @@ async def test_a_staff_approval_asked_on_the_request_loop_reaches_open_consoles(
     assert (last["type"], last["approver"]) == ("confirm_mutation", "staff")
     assert announced_on == [asyncio.get_running_loop()]
     assert (await asyncio.wait_for(receiving, timeout=2))["type"] == "approvals.changed"
+
+
+class ThreadNoting(Orbital):
+    """A blocking input check (run in a worker thread) noting the thread it ran on."""
+
+    side = "input"
+    run_in_thread = True
+
+    def __init__(self) -> None:
+        self.threads: list[threading.Thread] = []
+
+    def check(self, ctx: OrbitalContext) -> Verdict:
+        self.threads.append(threading.current_thread())
+        time.sleep(0.1)  # long enough for the other request to need a thread of its own
+        return Verdict.allow()
+
+
+async def test_blocking_checks_of_turns_share_one_pool_which_close_stops(
+    chat_project: Any, settings: Any, request_signals: list[tuple[str, int]]
+) -> None:
+    noting = ThreadNoting()
+    configure(settings, atom={"input": [noting]})
+    made = RequestThreadsHandler(middleware="sync")
+    try:
+        async with chat_client(made) as client:
+            answers = await asyncio.gather(
+                client.post("/chat/", json={"text": "one"}),
+                client.post("/chat/", json={"text": "two"}),
+            )
+        assert [a.json()["events"][-1]["type"] for a in answers] == ["done", "done"]
+        # Two request threads, each with its own request loop; one pool for their checks.
+        assert len({thread for _, thread in request_signals}) == 2
+        assert len(noting.threads) == 2
+        assert all(t.name.startswith("django-request-blocking") for t in noting.threads)
+    finally:
+        made.close()
+    assert not any(thread.is_alive() for thread in noting.threads)

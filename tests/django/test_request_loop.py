@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import pytest
@@ -246,3 +247,28 @@ async def test_run_async_from_a_sync_call_of_the_turn_goes_to_the_servers_loop()
             leave_request(token)
 
     assert await on_a_request_thread(body) is server_loop
+
+
+async def test_blocking_calls_run_on_the_default_executor_given_which_close_leaves_open() -> None:
+    pool = ThreadPoolExecutor(thread_name_prefix="shared-blocking")
+
+    def body(loop: RequestLoop) -> str:
+        async def turn() -> str:
+            return await asyncio.to_thread(lambda: threading.current_thread().name)
+
+        return loop.run(turn())
+
+    server_loop = asyncio.get_running_loop()
+
+    def run() -> str:
+        loop = RequestLoop(server_loop, default_executor=pool)
+        try:
+            return body(loop)
+        finally:
+            loop.close()
+
+    try:
+        assert (await sync_to_async(run, thread_sensitive=False)()).startswith("shared-blocking")
+        assert pool.submit(lambda: "still open").result() == "still open"
+    finally:
+        pool.shutdown()

@@ -25,7 +25,8 @@ chat turn.
   `async_to_sync`, its own sync calls going back to the request thread. A sync view's
   async work run through `chatomon.django.request_loop.run_async` (the chat views' turns)
   runs on the request thread's own event loop instead, its sync calls right there: no
-  trip at all. Streaming responses still stream from the event loop and are closed on the
+  trip at all. The blocking calls of those loops (a sync orbital's `asyncio.to_thread`)
+  share one pool of the handler, not one per request thread. Streaming responses still stream from the event loop and are closed on the
   request thread after their last chunk. With only async-capable, non-hopping middleware
   the chain stays async and requests run as in Django's handler.
 
@@ -124,6 +125,9 @@ class RequestThreadsHandler(ASGIHandler):
         # deque.append and deque.pop are atomic, so loops in several threads may share it.
         self._idle: deque[ThreadPoolExecutor] = deque()
         self._threads = threading.local()  # each request thread's RequestLoop
+        # The default executor of every request loop (sync orbitals, asyncio.to_thread):
+        # one pool for the handler rather than one per request thread. Threads start on use.
+        self._blocking_calls = _blocking_pool()
         self._serve_on_thread = sync_to_async(self._serve, thread_sensitive=True)
         self._finish_on_thread = sync_to_async(self._finish, thread_sensitive=True)
         super().__init__()  # builds the middleware chain (see load_middleware)
@@ -232,7 +236,9 @@ class RequestThreadsHandler(ASGIHandler):
         """The view's response, with this thread's request loop for the turns it runs."""
         loop = getattr(self._threads, "loop", None)
         if loop is None:
-            loop = self._threads.loop = RequestLoop(served.server_loop)
+            loop = self._threads.loop = RequestLoop(
+                served.server_loop, default_executor=self._blocking_calls
+            )
         else:
             loop.begin(served.server_loop)
         served.loop = loop
@@ -255,15 +261,18 @@ class RequestThreadsHandler(ASGIHandler):
             signals.request_finished.send(sender=self.__class__)
 
     def close(self) -> None:
-        """Close the database connections of every idle request thread and stop it.
+        """Stop the idle request threads (closing their connections) and the blocking pool.
 
-        For shutdown (and tests, whose database cannot be dropped while a thread holds a
-        connection); later requests start new threads.
+        The blocking pool runs the request loops' `asyncio.to_thread` calls. For shutdown
+        (and tests, whose database cannot be dropped while a thread holds a connection),
+        with no request running; later requests start new threads.
         """
         while self._idle:
             executor = self._idle.pop()
             executor.submit(self._close_thread).result()
             executor.shutdown(wait=True)
+        blocking, self._blocking_calls = self._blocking_calls, _blocking_pool()
+        blocking.shutdown(wait=True)
 
     def _close_thread(self) -> None:
         """Close this request thread's database connections and request loop."""
@@ -285,6 +294,10 @@ class RequestThreadsHandler(ASGIHandler):
         else:
             executor.submit(self._close_thread)  # runs after any call still queued there
             executor.shutdown(wait=False)
+
+
+def _blocking_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(thread_name_prefix="django-request-blocking")
 
 
 @dataclass

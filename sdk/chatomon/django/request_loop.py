@@ -32,7 +32,7 @@ import functools
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Generator
-from concurrent.futures import Executor, Future
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from asgiref.sync import AsyncToSync, SyncToAsync, async_to_sync
@@ -64,11 +64,18 @@ class RequestLoop:
     Args:
         server_loop: The server's event loop, where `on_server_loop` sends awaitables and
             where a nested `async_to_sync` of a sync call runs.
+        default_executor: Where the loop's `run_in_executor(None, ...)` and
+            `asyncio.to_thread` calls run (a sync orbital, say), shared by the request
+            loops of a handler and owned by the caller; None: a pool of this loop's own.
     """
 
-    def __init__(self, server_loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, server_loop: asyncio.AbstractEventLoop, *, default_executor: Executor | None = None
+    ) -> None:
         self.server_loop = server_loop
         self._loop = asyncio.new_event_loop()
+        if default_executor is not None:
+            self._loop.set_default_executor(_Borrowed(default_executor))
         self._spawned: list[asyncio.Task[Any]] = []
         self._loop.set_task_factory(self._spawn)
         self._thread = threading.get_ident()
@@ -116,7 +123,7 @@ class RequestLoop:
             self._loop.call_soon_threadsafe(self._cancel_task)
 
     def close(self) -> None:
-        """Close the loop and its default executor (on the loop's thread)."""
+        """Close the loop and its default executor, not a pool given (on the loop's thread)."""
         if not self._loop.is_closed():
             self._loop.run_until_complete(self._loop.shutdown_default_executor())
             self._loop.close()
@@ -160,6 +167,26 @@ class RequestLoop:
         if leftovers:
             gathered = asyncio.gather(*leftovers, return_exceptions=True)
             self._run_until(gathered)
+
+
+class _Borrowed(ThreadPoolExecutor):
+    """A loop's default executor that runs its calls on a pool owned by someone else.
+
+    asyncio takes only a ThreadPoolExecutor as a default executor, and shuts it down when
+    the loop closes: this one hands every call to `pool`, starts no thread of its own, and
+    leaves `pool` running when shut down.
+    """
+
+    def __init__(self, pool: Executor) -> None:
+        super().__init__(max_workers=1)
+        self._pool = pool
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        """`fn(*args, **kwargs)` on the pool."""
+        return self._pool.submit(fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Nothing to stop: the pool's owner shuts it down."""
 
 
 class _PausingExecutor(Executor):
