@@ -26,9 +26,10 @@ chat turn.
   async work run through `chatomon.django.request_loop.run_async` (the chat views' turns)
   runs on the request thread's own event loop instead, its sync calls right there: no
   trip at all. The blocking calls of those loops (a sync orbital's `asyncio.to_thread`)
-  share one pool of the handler, not one per request thread. Streaming responses still stream from the event loop and are closed on the
-  request thread after their last chunk. With only async-capable, non-hopping middleware
-  the chain stays async and requests run as in Django's handler.
+  share one pool of the handler, not one per request thread. Streaming responses still
+  stream from the event loop and are closed on the request thread after their last
+  chunk. With only async-capable, non-hopping middleware the chain stays async and
+  requests run as in Django's handler.
 
 With the sync chain, a request that ends before its response (the client left, or the
 server cancelled it) cancels its view's work, a turn on the request loop included, and
