@@ -1,10 +1,12 @@
-"""Streamed turns hold no database connection each while their model answers.
+"""Streamed turns hold no database connection each while their model answers, and get a
+new one when theirs died.
 
 One uvicorn process on a PostgreSQL database of its own (runs only where DATABASE_URL is
 PostgreSQL), with Django's default `CONN_MAX_AGE` (0). While a dozen SSE streams and a
 dozen WebSocket turns wait on a slow model, the server's connections to that database,
 counted by PostgreSQL itself, stay a handful: a connection per stream would exhaust
-`max_connections` (100 by default) under a few hundred concurrent chats.
+`max_connections` (100 by default) under a few hundred concurrent chats. In process: a
+session PostgreSQL ended (as a server restart does) fails one turn, not every later one.
 """
 
 from __future__ import annotations
@@ -16,7 +18,11 @@ from collections.abc import Iterator
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+from asgiref.sync import sync_to_async
+from django.db import connection
 
+from chatomon.chat.store.records import Owner
+from chatomon.django.service import chat_service
 from tests.asgi_app.fixtures import sse_events
 from tests.asgi_app.servers import (
     AsgiServer,
@@ -108,3 +114,35 @@ async def test_waiting_websocket_turns_share_the_servers_database_connections(se
     assert await most_connections_while(url, turns) <= MOST_CONNECTIONS
     for events in await asyncio.gather(*turns):
         assert events == ["text_chunk", "done"]
+
+
+def backend_pid() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return int(cursor.fetchone()[0])
+
+
+def terminate_backend(pid: int) -> None:
+    """End a session from outside, as a database server restart does."""
+    import psycopg  # noqa: PLC0415
+
+    admin = urlunsplit(urlsplit(os.environ["DATABASE_URL"])._replace(path="/postgres"))
+    with psycopg.connect(admin, autocommit=True) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", (pid,))
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("chat_project", "close_worker_connections")
+async def test_turns_after_the_shared_threads_connection_died_connect_anew() -> None:
+    owner = Owner.session("reconnecting")
+
+    async def turn() -> dict[str, object]:
+        return [e async for e in chat_service().run_turn(None, "hello", owner=owner)][-1]
+
+    assert (await turn())["type"] == "done"
+    # A turn streamed from the event loop stores on asgiref's shared thread, as this does.
+    await asyncio.to_thread(terminate_backend, await sync_to_async(backend_pid)())
+    failed = await turn()  # its first statement meets the dead connection
+    assert (failed["type"], failed["code"]) == ("error", "chat_error")
+    assert (await turn())["type"] == "done"
+    assert (await turn())["type"] == "done"

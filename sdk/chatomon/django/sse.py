@@ -29,11 +29,11 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from asgiref.sync import SyncToAsync, ThreadSensitiveContext
-from django.db import connections
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase, StreamingHttpResponse
 
 from chatomon.chat.service_events import GENERIC_ERROR_MESSAGE, TERMINAL_TYPES, error_event
+from chatomon.django.db_connections import release_spent_connections
 from chatomon.django.http import ChatEndpoint
 from chatomon.django.signals import send_chat_error
 
@@ -44,7 +44,6 @@ __all__ = [
     "event_stream_response",
     "frame",
     "heartbeat_frames",
-    "release_spent_connections",
 ]
 
 logger = logging.getLogger(__name__)
@@ -120,8 +119,8 @@ def event_stream_response(
 ) -> StreamingHttpResponse:
     """A streaming `text/event-stream` response of the events.
 
-    Called on the request thread: closes its spent database connections first (see
-    `release_spent_connections`).
+    Called on the request thread: closes its spent database connections first
+    (`chatomon.django.db_connections.release_spent_connections`).
     """
     release_spent_connections()
     response = StreamingHttpResponse(
@@ -130,18 +129,6 @@ def event_stream_response(
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"
     return response
-
-
-def release_spent_connections() -> None:
-    """Close the database connections Django would close at the request's end, now.
-
-    On the calling thread: those past `CONN_MAX_AGE` (all, when it is 0, the default) and
-    the unusable ones. Persistent connections stay, and so does any inside an atomic block
-    (a test's transaction).
-    """
-    for connection in connections.all(initialized_only=True):
-        if not connection.in_atomic_block:
-            connection.close_if_unusable_or_obsolete()
 
 
 def refusal_response(status: int, event: Mapping[str, Any]) -> HttpResponse:

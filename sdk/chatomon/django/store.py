@@ -5,8 +5,9 @@
 
 Importing this module needs no settings: the models load on first use, once the app
 registry is ready. Each call runs one `chatomon.django.queries` function off the event
-loop through asgiref's `sync_to_async`; `plan_turn_here` and `close_turn_here` run theirs
-on the calling thread, for sync code (a view) where the ORM may run.
+loop through asgiref's `sync_to_async`, after closing a connection of that thread that
+broke (`chatomon.django.db_connections`); `plan_turn_here` and `close_turn_here` run
+theirs on the calling thread, for sync code (a view) where the ORM may run.
 
 ```python
 from chatomon.django.store import DjangoStore
@@ -18,6 +19,7 @@ conversation = await store.create_conversation(Owner.session(request.session.ses
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
@@ -41,6 +43,7 @@ from chatomon.chat.store.records import (
     TurnStatus,
     aware,
 )
+from chatomon.django.db_connections import drop_broken_connections
 from chatomon.schemas import TokenUsage, TurnReport
 
 __all__ = ["DjangoStore"]
@@ -55,8 +58,25 @@ every call (building one runs `functools.update_wrapper` and asgiref's inspectio
 async def _run(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     wrapped = _OFF_LOOP.get(function)
     if wrapped is None:
-        wrapped = _OFF_LOOP[function] = sync_to_async(function, thread_sensitive=True)
+        wrapped = _OFF_LOOP[function] = sync_to_async(
+            _on_live_connections(function), thread_sensitive=True
+        )
     return await wrapped(*args, **kwargs)  # type: ignore[no-any-return]
+
+
+def _on_live_connections(function: Callable[..., T]) -> Callable[..., T]:
+    """`function`, run after dropping the thread's broken database connections.
+
+    A streamed turn's thread serves no request, whose start would otherwise do it (see
+    `chatomon.django.db_connections`).
+    """
+
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> T:
+        drop_broken_connections()
+        return function(*args, **kwargs)
+
+    return call
 
 
 class DjangoStore:
