@@ -54,12 +54,17 @@ def run_admin(admin_url: str, statement: str) -> None:
         connection.execute(statement)
 
 
+def admin_url(url: str) -> str:
+    """The URL of the `postgres` maintenance database on the server of `url`."""
+    return urlunsplit(urlsplit(url)._replace(path="/postgres"))
+
+
 @contextmanager
 def postgres_database(label: str) -> Iterator[str]:
     """A new database beside DATABASE_URL's on its PostgreSQL server: its URL; dropped after."""
     parts = urlsplit(os.environ["DATABASE_URL"])
     name = f"{parts.path.lstrip('/') or 'chatomon'}_{label}_{uuid4().hex[:8]}"
-    admin = urlunsplit(parts._replace(path="/postgres"))
+    admin = admin_url(os.environ["DATABASE_URL"])
     run_admin(admin, f'CREATE DATABASE "{name}"')
     try:
         yield urlunsplit(parts._replace(path=f"/{name}"))

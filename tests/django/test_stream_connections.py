@@ -15,7 +15,7 @@ import asyncio
 import json
 import os
 from collections.abc import Iterator
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -27,9 +27,11 @@ from tests.asgi_app.fixtures import sse_events
 from tests.asgi_app.servers import (
     AsgiServer,
     Visitor,
+    admin_url,
     migrate,
     postgres_database,
     receive_until_terminal,
+    run_admin,
     server_environment,
 )
 
@@ -60,8 +62,7 @@ def connections_to(url: str) -> int:
     import psycopg  # noqa: PLC0415
 
     name = urlsplit(url).path.lstrip("/")
-    admin = urlunsplit(urlsplit(url)._replace(path="/postgres"))
-    with psycopg.connect(admin, autocommit=True) as connection:
+    with psycopg.connect(admin_url(url), autocommit=True) as connection:
         row = connection.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", (name,)
         ).fetchone()
@@ -102,7 +103,7 @@ async def test_waiting_sse_streams_share_the_servers_database_connections(server
     streams = [
         asyncio.create_task(stream(running, i, logged_in=i % 2 == 0)) for i in range(STREAMS)
     ]
-    await asyncio.sleep(0.3)  # the logged-in visitors' log-ins are done by now
+    await asyncio.sleep(0.3)  # the log-ins first: their requests connect while they run
     assert await most_connections_while(url, streams) <= MOST_CONNECTIONS
     for events in await asyncio.gather(*streams):
         assert events == ["text_chunk", "done"]
@@ -123,12 +124,9 @@ def backend_pid() -> int:
 
 
 def terminate_backend(pid: int) -> None:
-    """End a session from outside, as a database server restart does."""
-    import psycopg  # noqa: PLC0415
-
-    admin = urlunsplit(urlsplit(os.environ["DATABASE_URL"])._replace(path="/postgres"))
-    with psycopg.connect(admin, autocommit=True) as other:
-        other.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    """End a session from outside, as a database server restart does, and wait until it
+    is gone (up to 5 s)."""
+    run_admin(admin_url(os.environ["DATABASE_URL"]), f"SELECT pg_terminate_backend({pid}, 5000)")
 
 
 @pytest.mark.django_db(transaction=True)
