@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import pytest
@@ -31,13 +31,15 @@ def running_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
-async def on_a_request_thread(body: Callable[[RequestLoop], T]) -> T:
+async def on_a_request_thread(
+    body: Callable[[RequestLoop], T], default_executor: Executor | None = None
+) -> T:
     """`body(loop)` on a thread that asgiref started from this (the server's) loop, as a
-    request thread is, with a RequestLoop made there."""
+    request thread is, with a RequestLoop made there (closed after)."""
     server_loop = asyncio.get_running_loop()
 
     def run() -> T:
-        loop = RequestLoop(server_loop)
+        loop = RequestLoop(server_loop, default_executor=default_executor)
         try:
             return body(loop)
         finally:
@@ -258,17 +260,8 @@ async def test_blocking_calls_run_on_the_default_executor_given_which_close_leav
 
         return loop.run(turn())
 
-    server_loop = asyncio.get_running_loop()
-
-    def run() -> str:
-        loop = RequestLoop(server_loop, default_executor=pool)
-        try:
-            return body(loop)
-        finally:
-            loop.close()
-
     try:
-        assert (await sync_to_async(run, thread_sensitive=False)()).startswith("shared-blocking")
-        assert pool.submit(lambda: "still open").result() == "still open"
+        assert (await on_a_request_thread(body, pool)).startswith("shared-blocking")
+        assert pool.submit(lambda: "still open").result() == "still open"  # after loop.close()
     finally:
         pool.shutdown()

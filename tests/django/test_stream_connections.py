@@ -1,5 +1,4 @@
-"""Streamed turns hold no database connection each while their model answers, and get a
-new one when theirs died.
+"""Streamed turns share the server's database connections and replace a dead one.
 
 One uvicorn process on a PostgreSQL database of its own (runs only where DATABASE_URL is
 PostgreSQL), with Django's default `CONN_MAX_AGE` (0). While a dozen SSE streams and a

@@ -4,10 +4,11 @@
 """`DjangoStore`: the conversation store on the Django ORM.
 
 Importing this module needs no settings: the models load on first use, once the app
-registry is ready. Each call runs one `chatomon.django.queries` function off the event
-loop through asgiref's `sync_to_async`, after closing a connection of that thread that
-broke (`chatomon.django.db_connections`); `plan_turn_here` and `close_turn_here` run
-theirs on the calling thread, for sync code (a view) where the ORM may run.
+registry is ready. A call runs one `chatomon.django.queries` function off the event loop
+through asgiref's `sync_to_async`, after closing a connection of that thread that broke
+(`chatomon.django.db_connections`), or, for a single-row read or insert, Django's async
+ORM; `plan_turn_here` and `close_turn_here` run theirs on the calling thread, for sync
+code (a view) where the ORM may run.
 
 ```python
 from chatomon.django.store import DjangoStore
