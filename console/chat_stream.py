@@ -1,8 +1,8 @@
 """Turn events for a plain form post of the console chat: run to the end, then redirect.
 
 Streamed posts (console.js asks for ``text/event-stream``, as
-`chatomon.django.confirm.wants_event_stream` reads it) go out as the chat endpoint's own
-event stream (`chatomon.django.sse.event_stream_response`).
+`chatomon.django.transports.confirm.wants_event_stream` reads it) go out as the chat endpoint's own
+event stream (`chatomon.django.transports.sse.event_stream_response`).
 """
 
 from __future__ import annotations

@@ -19,9 +19,9 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from chatomon.django.confirm import wants_event_stream
 from chatomon.django.service import chat_service, owner_for
-from chatomon.django.sse import event_stream_response
+from chatomon.django.transports.confirm import wants_event_stream
+from chatomon.django.transports.sse import event_stream_response
 
 from ..access import USE_CHAT, staff_view
 from ..chat_history import (

@@ -5,7 +5,7 @@ ChatomonError                 base of everything chatomon raises on purpose
 ├── ConfigurationError        an atom, orbital, provider or setting is built wrong
 │   ├── DataConfigurationError    managers/mutations declared wrong (chatomon.data.errors;
 │   │                             `.problems` lists every one found)
-│   └── ChatConfigurationError    settings.CHATOMON is wrong (chatomon.django.conf); `.key`,
+│   └── ChatConfigurationError    settings.CHATOMON is wrong (chatomon.django.settings); `.key`,
 │                                 `.value`, `.allowed`, `.suggestion` name the mistake
 ├── DataError                 a tool call the model can correct (chatomon.data.errors);
 │   │                         `.code` is the tool error code, `.to_result()` its result

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.urls import path
 
-from chatomon.django.confirm import ChatConfirmView
-from chatomon.django.sse import ChatStreamView
+from chatomon.django.transports.confirm import ChatConfirmView
+from chatomon.django.transports.sse import ChatStreamView
 from chatomon.django.urls import chat_urls
 from tests.asgi_app import views
 

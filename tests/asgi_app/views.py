@@ -21,9 +21,9 @@ from django.middleware.csrf import get_token
 from django.views.decorators.csrf import csrf_exempt, ensure_csrf_cookie
 
 from chatomon.data.actor import SimpleActor
-from chatomon.django.admission import collect
-from chatomon.django.http import envelope
 from chatomon.django.service import chat_service
+from chatomon.django.transports.admission import collect
+from chatomon.django.transports.http import envelope
 
 
 @ensure_csrf_cookie

@@ -118,7 +118,7 @@ async def measure(kind: str) -> dict[str, Any]:
     from chatomon.chat.service import ChatService  # noqa: PLC0415
     from chatomon.chat.tools import Toolset  # noqa: PLC0415
     from chatomon.data import SimpleActor  # noqa: PLC0415
-    from chatomon.django.store import DjangoStore  # noqa: PLC0415
+    from chatomon.django.persistence.store import DjangoStore  # noqa: PLC0415
     from tests.testapp.chat import build_registry  # noqa: PLC0415
 
     query = {

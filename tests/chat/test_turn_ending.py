@@ -11,7 +11,7 @@ from asgiref.sync import async_to_sync
 from chatomon.chat.activity import Activity
 from chatomon.chat.store import ConversationStore, Owner
 from chatomon.chat.turn_ending import TurnCloser, TurnEnding
-from chatomon.django.store import DjangoStore
+from chatomon.django.persistence.store import DjangoStore
 from chatomon.providers import ScriptedProvider
 
 from .services import USER, collect, service

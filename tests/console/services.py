@@ -10,7 +10,7 @@ from django.contrib.auth.models import AnonymousUser, User
 
 from chatomon.chat.store import Owner
 from chatomon.chat.tools.context import ToolSettings
-from chatomon.django.store import DjangoStore
+from chatomon.django.persistence.store import DjangoStore
 from tests.chat.services import collect, rename_script, service
 
 # mypy knows the console as the folder `console`; the installed app is chatomon.console.

@@ -26,8 +26,8 @@ from chatomon.django.asgi import (
     get_asgi_application,
     hopping_middleware,
 )
+from chatomon.django.audit.signals import chat_message_received
 from chatomon.django.models import Turn
-from chatomon.django.signals import chat_message_received
 from tests.asgi_app import project
 from tests.asgi_app.fixtures import configure, make_part
 from tests.asgi_app.providers import RulesProvider

@@ -17,7 +17,7 @@ from chatomon.chat.store.memory import MemoryStore
 from chatomon.chat.tools.toolset import Toolset
 from chatomon.data.actor import SimpleActor
 from chatomon.data.fixtures import toy_registry
-from chatomon.django.audit import (
+from chatomon.django.audit.listener import (
     REDACTED,
     AuditListener,
     audit_event,
@@ -26,9 +26,9 @@ from chatomon.django.audit import (
     mask_secrets,
     sanitize,
 )
-from chatomon.django.audit_writer import AuditWriter
-from chatomon.django.conf import AuditSettings, validate_chat_settings
+from chatomon.django.audit.writer import AuditWriter
 from chatomon.django.models import AuditEvent
+from chatomon.django.settings import AuditSettings, validate_chat_settings
 from chatomon.providers import ScriptedProvider
 from chatomon.providers.testing import tool_call
 
@@ -202,7 +202,7 @@ def test_events_are_written_as_audit_event_rows() -> None:
 def test_a_failing_database_is_logged_not_raised(caplog: pytest.LogCaptureFixture) -> None:
     listener = AuditListener(audit(), writer=AuditWriter(using="no_such_database"))
     try:
-        with caplog.at_level(logging.ERROR, logger="chatomon.django.audit_writer"):
+        with caplog.at_level(logging.ERROR, logger="chatomon.django.audit.writer"):
             listener(activity("message_received", text="Hi"))
             assert listener.flush()
     finally:

@@ -13,8 +13,8 @@ from django.core.management import call_command
 
 from chatomon.chat.store import Owner
 from chatomon.data.actor import SimpleActor
+from chatomon.django.persistence.store import DjangoStore
 from chatomon.django.service import chat_service
-from chatomon.django.store import DjangoStore
 from tests.asgi_app.project import chatomon
 
 pytestmark = pytest.mark.django_db(transaction=True)

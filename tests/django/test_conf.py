@@ -12,7 +12,7 @@ from chatomon.chat.loop import LoopLimits
 from chatomon.chat.tools.context import ToolSettings
 from chatomon.data import ManagerRegistry
 from chatomon.data.mutations import mutation
-from chatomon.django.conf import (
+from chatomon.django.settings import (
     DEFAULTS,
     ChatSettings,
     chat_settings,

@@ -213,7 +213,7 @@ async def test_permission_denial_closes_with_4403(settings):
 
 
 async def test_a_startup_failure_closes_with_1011_and_sends_the_chat_error_signal(settings):
-    from chatomon.django.signals import chat_error  # noqa: PLC0415
+    from chatomon.django.audit.signals import chat_error  # noqa: PLC0415
 
     errors: list[dict[str, Any]] = []
 

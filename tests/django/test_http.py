@@ -14,7 +14,7 @@ from django.db import connection
 from django.test import AsyncClient
 
 from chatomon.django.models import ChatMessage, Conversation, Turn
-from chatomon.django.store import DjangoStore
+from chatomon.django.persistence.store import DjangoStore
 from tests.asgi_app.fixtures import (
     configure,
     make_part,
@@ -270,19 +270,19 @@ async def test_a_turn_that_cannot_be_planned_opens_itself_and_the_failure_is_log
         raise RuntimeError("database is locked")
 
     monkeypatch.setattr(DjangoStore, "plan_turn_here", fail)
-    with caplog.at_level("WARNING", logger="chatomon.django.admission"):
+    with caplog.at_level("WARNING", logger="chatomon.django.transports.admission"):
         body = (await post(AsyncClient(), {"text": "hello"})).json()
     assert types(body["events"]) == ["text_chunk", "text_chunk", "done"]
     assert await count(Turn) == 1
-    (record,) = [r for r in caplog.records if r.name == "chatomon.django.admission"]
+    (record,) = [r for r in caplog.records if r.name == "chatomon.django.transports.admission"]
     assert record.exc_info is not None and "database is locked" in str(record.exc_info[1])
 
 
 async def test_a_malformed_conversation_id_is_not_found_and_logs_nothing(caplog):
-    with caplog.at_level("WARNING", logger="chatomon.django.admission"):
+    with caplog.at_level("WARNING", logger="chatomon.django.transports.admission"):
         body = (await post(AsyncClient(), {"text": "x", "conversation_id": "not-a-uuid"})).json()
     assert body["events"][0]["code"] == "conversation_not_found"
-    assert not [r for r in caplog.records if r.name == "chatomon.django.admission"]
+    assert not [r for r in caplog.records if r.name == "chatomon.django.transports.admission"]
 
 
 async def test_chat_views_stay_out_of_atomic_requests(settings):

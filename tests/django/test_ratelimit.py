@@ -23,8 +23,8 @@ from chatomon.chat.store.memory import MemoryStore
 from chatomon.chat.tools.toolset import Toolset
 from chatomon.data.actor import SimpleActor
 from chatomon.data.fixtures import toy_registry
-from chatomon.django.conf import RateLimitSettings
-from chatomon.django.ratelimit import Admission, RateLimiter, scope_key
+from chatomon.django.settings import RateLimitSettings
+from chatomon.django.transports.ratelimit import Admission, RateLimiter, scope_key
 from chatomon.providers import ScriptedProvider
 from chatomon.providers.testing import tool_call
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from chatomon.django.requests import (
+from chatomon.django.transports.requests import (
     MAX_BODY_BYTES,
     BadRequest,
     ConfirmRequest,
@@ -15,7 +15,7 @@ from chatomon.django.requests import (
     parse_confirm,
     parse_message,
 )
-from chatomon.django.socket_state import SocketState
+from chatomon.django.transports.socket_state import SocketState
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import pytest
 
 from chatomon.chat.service import ChatService
 from chatomon.chat.store import MemoryStore
-from chatomon.django.signals import (
+from chatomon.django.audit.signals import (
     chat_error,
     chat_message_received,
     chat_mutation_executed,

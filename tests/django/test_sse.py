@@ -11,10 +11,10 @@ import pytest
 from django.test import AsyncClient
 
 from chatomon.chat.store.records import Owner
-from chatomon.django.http import envelope
 from chatomon.django.models import Conversation, Turn
 from chatomon.django.service import chat_service
-from chatomon.django.sse import HEARTBEAT, frame, heartbeat_frames
+from chatomon.django.transports.http import envelope
+from chatomon.django.transports.sse import HEARTBEAT, frame, heartbeat_frames
 from tests.asgi_app.fixtures import (
     configure,
     make_user,

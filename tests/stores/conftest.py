@@ -11,7 +11,7 @@ from asgiref.sync import sync_to_async
 from django.db import connections
 
 from chatomon.chat.store import ConversationStore, MemoryStore
-from chatomon.django.store import DjangoStore
+from chatomon.django.persistence.store import DjangoStore
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 

@@ -16,8 +16,8 @@ from django.core.management import CommandError, call_command
 from django.db import connection, connections, transaction
 
 from chatomon.chat.store import MemoryStore, Owner
-from chatomon.django import queries
-from chatomon.django.store import DjangoStore
+from chatomon.django.persistence import queries
+from chatomon.django.persistence.store import DjangoStore
 from tests.stores.conftest import NOW
 from tests.stores.test_confirmations import OWNER, pending
 
@@ -89,7 +89,10 @@ def test_chat_cleanup_defaults_to_24_hours_and_refuses_bad_values(settings: obje
 
 
 def test_the_store_module_imports_without_settings() -> None:
-    code = "import chatomon.django.store, chatomon.chat.store, chatomon.chat.context; print('ok')"
+    code = (
+        "import chatomon.django.persistence.store, chatomon.chat.store, chatomon.chat.context;"
+        " print('ok')"
+    )
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env

@@ -12,7 +12,8 @@ from django.test.utils import CaptureQueriesContext
 
 from chatomon.chat.store import MessageItem, Owner
 from chatomon.chat.store.records import OpenedTurn, PlannedTurn
-from chatomon.django import models, queries, turn_statements
+from chatomon.django import models
+from chatomon.django.persistence import queries, turn_statements
 from chatomon.providers.base import ToolCall
 from tests.stores.conftest import NOW
 from tests.stores.test_turns import report

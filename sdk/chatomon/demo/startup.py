@@ -44,7 +44,7 @@ def check_provider() -> None:
     """
     from django.core.checks import run_checks  # noqa: PLC0415 - needs Django set up
 
-    from chatomon.django.conf import chat_settings  # noqa: PLC0415
+    from chatomon.django.settings import chat_settings  # noqa: PLC0415
 
     chosen = chat_settings()
     logger.info("provider: %s", chosen.provider)

@@ -15,6 +15,6 @@ class ChatomonConfig(AppConfig):
         """Register the chat system checks (they run only when chat is enabled)."""
         from django.core import checks  # noqa: PLC0415 - the app registry is ready now
 
-        from chatomon.django.checks import check_chat  # noqa: PLC0415
+        from chatomon.django.settings.checks import check_chat  # noqa: PLC0415
 
         checks.register(check_chat, "chatomon")

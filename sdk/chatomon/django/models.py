@@ -1,6 +1,6 @@
 """The chat persistence models: conversations, their items, turns and confirmations.
 
-`chatomon.django.store.DjangoStore` is the way in; these models are its tables. Owner
+`chatomon.django.persistence.store.DjangoStore` is the way in; these models are its tables. Owner
 keys are stored as `chatomon.chat.store.Owner` builds them (hashed when over 64 chars).
 """
 

@@ -29,9 +29,9 @@ from channels.auth import AuthMiddlewareStack
 from channels.routing import URLRouter
 from django.urls import URLPattern, path
 
-from chatomon.django.conf import chat_settings
-from chatomon.django.consumer import ChatConsumer
-from chatomon.django.origins import ChatOriginValidator
+from chatomon.django.settings import chat_settings
+from chatomon.django.transports.origins import ChatOriginValidator
+from chatomon.django.transports.websocket import ChatConsumer
 
 __all__ = ["chat_websocket_application", "websocket_urlpatterns"]
 

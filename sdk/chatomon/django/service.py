@@ -32,8 +32,8 @@ from chatomon.chat.service import ChatService
 from chatomon.chat.store.records import Owner
 from chatomon.chat.tools.toolset import Toolset
 from chatomon.data.actor import is_authenticated
-from chatomon.django.conf import ChatSettings, chat_settings
 from chatomon.django.request_loop import on_server_loop
+from chatomon.django.settings import ChatSettings, chat_settings
 from chatomon.providers.registry import build_provider
 
 __all__ = [
@@ -117,8 +117,8 @@ def _listeners(settings: ChatSettings) -> list[Any]:
     from django.apps import apps
     from django.utils.module_loading import import_string
 
-    from chatomon.django.audit import AuditListener
-    from chatomon.django.signals import send_activity
+    from chatomon.django.audit.listener import AuditListener
+    from chatomon.django.audit.signals import send_activity
 
     listeners: list[Any] = [send_activity]
     if settings.audit.active:
@@ -137,7 +137,7 @@ def build_chat_service(settings: ChatSettings | None = None) -> ChatService:
     atom's orbitals, the loop limits, the signal and audit listeners, the channel-layer
     publisher and the actor loader.
     """
-    from chatomon.django.store import DjangoStore
+    from chatomon.django.persistence.store import DjangoStore
 
     chosen = settings or chat_settings()
     return ChatService(

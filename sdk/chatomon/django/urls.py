@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from django.urls import URLResolver, include, path
 
-from chatomon.django.conf import chat_settings
-from chatomon.django.confirm import ChatConfirmView
-from chatomon.django.http import ChatView
-from chatomon.django.sse import ChatStreamView
+from chatomon.django.settings import chat_settings
+from chatomon.django.transports.confirm import ChatConfirmView
+from chatomon.django.transports.http import ChatView
+from chatomon.django.transports.sse import ChatStreamView
 
 __all__ = ["app_name", "chat_urls", "urlpatterns"]
 

@@ -1,8 +1,8 @@
 """Persistence of chat turns: conversations, messages, turns and pending confirmations.
 
 `ConversationStore` is the protocol the chat service uses; `MemoryStore` keeps everything
-in memory (notebooks, tests) and `chatomon.django.store.DjangoStore` in the database. Both
-pass one shared test suite.
+in memory (notebooks, tests) and `chatomon.django.persistence.store.DjangoStore` in the
+database. Both pass one shared test suite.
 
 ```python
 store = MemoryStore()

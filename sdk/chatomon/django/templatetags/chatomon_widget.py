@@ -22,7 +22,7 @@ from django.templatetags.static import static
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString
 
-from chatomon.django.conf import chat_settings
+from chatomon.django.settings import chat_settings
 
 __all__ = ["chatomon_chat_widget"]
 

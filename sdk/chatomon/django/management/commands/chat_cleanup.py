@@ -15,8 +15,8 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from chatomon.django import queries
-from chatomon.django.conf import ChatSettings, chat_settings
+from chatomon.django.persistence import queries
+from chatomon.django.settings import ChatSettings, chat_settings
 from chatomon.errors import ChatConfigurationError
 
 

@@ -8,7 +8,7 @@ session): a confirmation of someone else, an unknown, decided or expired one all
 The winner's answer is `confirmation_resolved` followed by the resumed turn's events (the
 mutation's tool_result, the reply, done; or another confirm_mutation). As the seed says, the
 answer is the JSON envelope; beyond the seed, a request whose `Accept` names
-`text/event-stream` gets the same events as an event stream (see `chatomon.django.sse`).
+`text/event-stream` gets the same events as an event stream (see `chatomon.django.transports.sse`).
 """
 
 from __future__ import annotations
@@ -19,11 +19,15 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase, JsonResponse
 
-from chatomon.django.admission import collect_now
-from chatomon.django.conf import ChatSettings
-from chatomon.django.http import ChatEndpoint, envelope
-from chatomon.django.requests import parse_confirm
-from chatomon.django.sse import HEARTBEAT_SECONDS, event_stream_response, refusal_response
+from chatomon.django.settings import ChatSettings
+from chatomon.django.transports.admission import collect_now
+from chatomon.django.transports.http import ChatEndpoint, envelope
+from chatomon.django.transports.requests import parse_confirm
+from chatomon.django.transports.sse import (
+    HEARTBEAT_SECONDS,
+    event_stream_response,
+    refusal_response,
+)
 
 __all__ = ["ChatConfirmView", "wants_event_stream"]
 

@@ -33,9 +33,9 @@ from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase, StreamingHttpResponse
 
 from chatomon.chat.service_events import GENERIC_ERROR_MESSAGE, TERMINAL_TYPES, error_event
-from chatomon.django.db_connections import release_spent_connections
-from chatomon.django.http import ChatEndpoint
-from chatomon.django.signals import send_chat_error
+from chatomon.django.audit.signals import send_chat_error
+from chatomon.django.persistence.connections import release_spent_connections
+from chatomon.django.transports.http import ChatEndpoint
 
 __all__ = [
     "HEARTBEAT",
@@ -120,7 +120,7 @@ def event_stream_response(
     """A streaming `text/event-stream` response of the events.
 
     Called on the request thread: closes its spent database connections first
-    (`chatomon.django.db_connections.release_spent_connections`).
+    (`chatomon.django.persistence.connections.release_spent_connections`).
     """
     release_spent_connections()
     response = StreamingHttpResponse(

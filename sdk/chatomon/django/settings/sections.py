@@ -1,6 +1,6 @@
 """The nested sections of settings.CHATOMON: rate_limit, audit, provider_profiles, planned.
 
-chatomon.django.conf merges each over its defaults and calls these to check it; the
+chatomon.django.settings merges each over its defaults and calls these to check it; the
 dataclasses are re-exported there.
 """
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal, get_args
 
-from chatomon.django.conf_values import (
+from chatomon.django.settings.values import (
     checked_mapping,
     positive_number,
     reject_unknown_keys,

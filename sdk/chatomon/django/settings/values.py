@@ -1,4 +1,4 @@
-"""The value checks behind chatomon.django.conf, and the resolution of the `atom` setting.
+"""The value checks behind chatomon.django.settings, and the resolution of the `atom` setting.
 
 Each check takes the setting's dotted key (for the message) and the raw value, and returns
 the normalized value or raises a `ChatConfigurationError` naming key, value and what is

@@ -32,8 +32,8 @@ from typing import Any
 
 from chatomon.chat.activity import Activity
 from chatomon.data.actor import is_authenticated
-from chatomon.django.audit_writer import AuditWriter
-from chatomon.django.conf import AuditSettings, ChatSettings
+from chatomon.django.audit.writer import AuditWriter
+from chatomon.django.settings import AuditSettings, ChatSettings
 
 __all__ = [
     "MESSAGE_KINDS",

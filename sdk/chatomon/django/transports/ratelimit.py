@@ -41,7 +41,7 @@ from django.core.cache import BaseCache, caches
 from django.core.cache.backends.redis import RedisCache
 
 from chatomon.data.actor import is_authenticated
-from chatomon.django.conf import ChatSettings, RateLimitSettings
+from chatomon.django.settings import ChatSettings, RateLimitSettings
 from chatomon.schemas import TokenUsage
 
 __all__ = ["Admission", "RateLimiter", "TokenBudget", "scope_key"]

@@ -7,7 +7,7 @@ Client events (JSON text frames; unknown fields ignored):
 On connect: a startup failure (bad settings, a provider that cannot be built) closes with
 1011; the `permission` setting denying closes with 4403. Then, per frame: a frame that is
 not a JSON object, of unknown type, or a malformed confirm gives `bad_event`; the message
-checks of `chatomon.django.requests` apply; a message while a turn streams gives
+checks of `chatomon.django.transports.requests` apply; a message while a turn streams gives
 `turn_in_progress`, while this socket's client confirmation is open `confirmation_pending`
 (a staff approval does not block: the user cannot decide it); a confirm while a turn streams
 `turn_in_progress`; every message and confirm counts against the rate limit.
@@ -33,9 +33,17 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.contrib.auth.models import AnonymousUser
 
 from chatomon.chat.service_events import GENERIC_ERROR_MESSAGE, error_event
-from chatomon.django.admission import Admitted, identify, limit_refusal, limiter_for, permitted
-from chatomon.django.conf import chat_settings
-from chatomon.django.requests import (
+from chatomon.django.audit.signals import send_chat_error
+from chatomon.django.service import chat_service, conversation_group
+from chatomon.django.settings import chat_settings
+from chatomon.django.transports.admission import (
+    Admitted,
+    identify,
+    limit_refusal,
+    limiter_for,
+    permitted,
+)
+from chatomon.django.transports.requests import (
     BadRequest,
     ConfirmRequest,
     MessageRequest,
@@ -43,9 +51,7 @@ from chatomon.django.requests import (
     parse_confirm,
     parse_message,
 )
-from chatomon.django.service import chat_service, conversation_group
-from chatomon.django.signals import send_chat_error
-from chatomon.django.socket_state import SocketState
+from chatomon.django.transports.socket_state import SocketState
 
 __all__ = ["CLOSE_FORBIDDEN", "CLOSE_STARTUP_FAILED", "ChatConsumer"]
 

@@ -27,7 +27,7 @@ from django.conf import settings as django_settings
 from django.core.checks import CheckMessage, Error, Warning
 
 from chatomon.data.errors import DataConfigurationError
-from chatomon.django.conf import (
+from chatomon.django.settings import (
     ChatSettings,
     build_chat_settings,
     get_chat_settings,
@@ -75,7 +75,7 @@ def _settings_error(error: ChatConfigurationError) -> Error:
         )
     return Error(
         f"chat settings are invalid: {error}",
-        hint="Correct settings.CHATOMON; chatomon.django.conf.DEFAULTS lists every key "
+        hint="Correct settings.CHATOMON; chatomon.django.settings.DEFAULTS lists every key "
         "with its default.",
         id="chatomon.E002",
     )

@@ -40,7 +40,7 @@ from chatomon.chat.loop import LoopLimits
 from chatomon.chat.service import AtomConfig
 from chatomon.chat.tools.context import ToolSettings
 from chatomon.data.registration import ManagerRegistry
-from chatomon.django.conf_sections import (
+from chatomon.django.settings.sections import (
     AuditLevel,
     AuditSettings,
     RateLimitSettings,
@@ -49,7 +49,7 @@ from chatomon.django.conf_sections import (
     provider_profiles,
     rate_limit_settings,
 )
-from chatomon.django.conf_values import (
+from chatomon.django.settings.values import (
     AtomSettings,
     checked_mapping,
     positive_number,
@@ -296,7 +296,7 @@ def _forget_cached_settings(*, setting: str, **_: Any) -> None:
         chat_settings.cache_clear()
 
 
-setting_changed.connect(_forget_cached_settings, dispatch_uid="chatomon.django.conf")
+setting_changed.connect(_forget_cached_settings, dispatch_uid="chatomon.django.settings")
 
 
 def build_chat_settings(raw: Mapping[str, Any]) -> ChatSettings:

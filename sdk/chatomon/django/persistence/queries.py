@@ -4,7 +4,7 @@ Each function is one unit of work against the default database; `DjangoStore` ru
 off the event loop. Conversation-scoped functions filter on the owner in the same query,
 so another owner's conversation is indistinguishable from a missing one. `open_turn` and
 `close_turn`, which every chat turn runs, send hand-composed SQL
-(`chatomon.django.turn_statements`) rather than compiling ORM queries each time.
+(`chatomon.django.persistence.turn_statements`) rather than compiling ORM queries each time.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from chatomon.chat.store.records import (
     predecessors,
 )
 from chatomon.django import models
-from chatomon.django import turn_statements as statements
-from chatomon.django.rows import (
+from chatomon.django.persistence import turn_statements as statements
+from chatomon.django.persistence.rows import (
     confirmation_record,
     message_record,
     turn_record,

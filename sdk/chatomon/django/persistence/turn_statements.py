@@ -1,9 +1,9 @@
 """The statements that open and close a turn, as hand-composed SQL (see `model_sql`).
 
-Each function runs one statement on the cursor it is given; `chatomon.django.queries`
+Each function runs one statement on the cursor it is given; `chatomon.django.persistence.queries`
 orders them and owns the rules (owner checks, transitions, positions, transactions).
 Rows read back carry the attributes model instances would have, so the records come
-from the same `chatomon.django.rows` mapping as every other read.
+from the same `chatomon.django.persistence.rows` mapping as every other read.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from django.db.backends.utils import CursorWrapper
 
 from chatomon.chat.store.records import Conversation, MessageItem, Owner, StoredMessage, TurnRecord
 from chatomon.django import models
-from chatomon.django.model_sql import ModelSQL, model_sql
-from chatomon.django.rows import conversation_record, message_fields, message_record
+from chatomon.django.persistence.model_sql import ModelSQL, model_sql
+from chatomon.django.persistence.rows import conversation_record, message_fields, message_record
 
 __all__ = [
     "ONE_STATEMENT_ITEMS",

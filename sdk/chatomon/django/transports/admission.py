@@ -32,12 +32,12 @@ from chatomon.chat.service_events import error_event
 from chatomon.chat.store.records import OpenedTurn, Owner, PlannedTurn
 from chatomon.chat.turn_ending import TurnEnding
 from chatomon.data.actor import is_authenticated
-from chatomon.django.conf import ChatSettings
-from chatomon.django.ratelimit import Admission, RateLimiter, TokenBudget, scope_key
+from chatomon.django.persistence.store import DjangoStore
 from chatomon.django.request_loop import run_async
-from chatomon.django.requests import ConfirmRequest, MessageRequest
 from chatomon.django.service import owner_for
-from chatomon.django.store import DjangoStore
+from chatomon.django.settings import ChatSettings
+from chatomon.django.transports.ratelimit import Admission, RateLimiter, TokenBudget, scope_key
+from chatomon.django.transports.requests import ConfirmRequest, MessageRequest
 
 __all__ = [
     "DENIED_MESSAGE",

@@ -13,7 +13,7 @@ the other receivers.
 
 ```python
 from django.dispatch import receiver
-from chatomon.django.signals import chat_mutation_executed
+from chatomon.django.audit.signals import chat_mutation_executed
 
 @receiver(chat_mutation_executed)
 def notify(sender, *, mutation, result, user, **kwargs):

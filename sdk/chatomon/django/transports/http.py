@@ -34,7 +34,9 @@ from django.utils.decorators import method_decorator
 from django.views import View
 from django.views.decorators.csrf import csrf_protect
 
-from chatomon.django.admission import (
+from chatomon.django.service import chat_service
+from chatomon.django.settings import ChatSettings, chat_settings
+from chatomon.django.transports.admission import (
     Admitted,
     denied_event,
     identify,
@@ -42,15 +44,13 @@ from chatomon.django.admission import (
     limiter_for,
     permitted,
 )
-from chatomon.django.conf import ChatSettings, chat_settings
-from chatomon.django.requests import (
+from chatomon.django.transports.requests import (
     MAX_BODY_BYTES,
     BadRequest,
     decode_object,
     parse_message,
     too_large,
 )
-from chatomon.django.service import chat_service
 
 __all__ = ["ChatEndpoint", "ChatView", "envelope"]
 

@@ -4,14 +4,14 @@
 """`DjangoStore`: the conversation store on the Django ORM.
 
 Importing this module needs no settings: the models load on first use, once the app
-registry is ready. A call runs one `chatomon.django.queries` function off the event loop
+registry is ready. A call runs one `chatomon.django.persistence.queries` function off the event loop
 through asgiref's `sync_to_async`, after closing a connection of that thread that broke
-(`chatomon.django.db_connections`), or, for a single-row read or insert, Django's async
+(`chatomon.django.persistence.connections`), or, for a single-row read or insert, Django's async
 ORM; `plan_turn_here` and `close_turn_here` run theirs on the calling thread, for sync
 code (a view) where the ORM may run.
 
 ```python
-from chatomon.django.store import DjangoStore
+from chatomon.django.persistence.store import DjangoStore
 
 store = DjangoStore()
 conversation = await store.create_conversation(Owner.session(request.session.session_key))
@@ -44,7 +44,7 @@ from chatomon.chat.store.records import (
     TurnStatus,
     aware,
 )
-from chatomon.django.db_connections import drop_broken_connections
+from chatomon.django.persistence.connections import drop_broken_connections
 from chatomon.schemas import TokenUsage, TurnReport
 
 __all__ = ["DjangoStore"]
@@ -69,7 +69,7 @@ def _on_live_connections(function: Callable[..., T]) -> Callable[..., T]:
     """`function`, run after dropping the thread's broken database connections.
 
     A streamed turn's thread serves no request, whose start would otherwise do it (see
-    `chatomon.django.db_connections`).
+    `chatomon.django.persistence.connections`).
     """
 
     @functools.wraps(function)
@@ -87,7 +87,8 @@ class DjangoStore:
         self, owner: Owner, *, title: str = "", now: datetime | None = None
     ) -> Conversation:
         """Start a new conversation of `owner`."""
-        from chatomon.django import models, rows
+        from chatomon.django import models
+        from chatomon.django.persistence import rows
 
         moment = aware(now)
         row = await models.Conversation.objects.acreate(
@@ -98,7 +99,8 @@ class DjangoStore:
 
     async def get_conversation(self, owner: Owner, conversation_id: UUID) -> Conversation | None:
         """The conversation, or None when unknown or not `owner`'s."""
-        from chatomon.django import models, rows
+        from chatomon.django import models
+        from chatomon.django.persistence import rows
 
         row = await models.Conversation.objects.filter(
             pk=conversation_id, owner_kind=owner.kind, owner_key=owner.key
@@ -107,7 +109,8 @@ class DjangoStore:
 
     async def list_conversations(self, owner: Owner) -> list[Conversation]:
         """`owner`'s conversations, most recently updated first."""
-        from chatomon.django import models, rows
+        from chatomon.django import models
+        from chatomon.django.persistence import rows
 
         mine = models.Conversation.objects.filter(owner_kind=owner.kind, owner_key=owner.key)
         return [rows.conversation_record(row) async for row in mine.order_by("-updated_at")]
@@ -116,7 +119,7 @@ class DjangoStore:
         self, owner: Owner, conversation_id: UUID, summary: ConversationSummary
     ) -> Conversation:
         """Store the context summary of the conversation."""
-        from chatomon.django import queries, rows
+        from chatomon.django.persistence import queries, rows
 
         await _run(queries.save_summary, owner, conversation_id, summary)
         return rows.conversation_record(await _run(queries.owned, owner, conversation_id))
@@ -130,13 +133,14 @@ class DjangoStore:
         now: datetime | None = None,
     ) -> list[StoredMessage]:
         """Append items at the next positions, in order."""
-        from chatomon.django import queries
+        from chatomon.django.persistence import queries
 
         return await _run(queries.append_messages, owner, conversation_id, items, aware(now))
 
     async def messages(self, owner: Owner, conversation_id: UUID) -> list[StoredMessage]:
         """The conversation's items in position order."""
-        from chatomon.django import models, queries, rows
+        from chatomon.django import models
+        from chatomon.django.persistence import queries, rows
 
         conversation = await _run(queries.owned, owner, conversation_id)
         items = models.ChatMessage.objects.filter(conversation=conversation).order_by("position")
@@ -151,7 +155,8 @@ class DjangoStore:
         now: datetime | None = None,
     ) -> TurnRecord:
         """Record a new running turn."""
-        from chatomon.django import models, queries, rows
+        from chatomon.django import models
+        from chatomon.django.persistence import queries, rows
 
         conversation = await _run(queries.owned, owner, conversation_id)
         turn_id = turn_id or uuid.uuid4().hex
@@ -166,7 +171,7 @@ class DjangoStore:
         self, owner: Owner, conversation_id: UUID | None, *, now: datetime | None = None
     ) -> OpenedTurn | None:
         """Start a running turn (2 statements new, 3 existing; see `queries.open_turn`)."""
-        from chatomon.django import queries
+        from chatomon.django.persistence import queries
 
         return await _run(queries.open_turn, owner, conversation_id, aware(now))
 
@@ -174,13 +179,13 @@ class DjangoStore:
         self, owner: Owner, conversation_id: UUID | None, *, now: datetime | None = None
     ) -> PlannedTurn | None:
         """`open_turn` without writing (no statement new, 2 reads existing)."""
-        from chatomon.django import queries
+        from chatomon.django.persistence import queries
 
         return await _run(queries.plan_turn, owner, conversation_id, aware(now))
 
     async def record_turn(self, planned: PlannedTurn) -> None:
         """Write a planned turn as running (and its conversation, when new)."""
-        from chatomon.django import queries
+        from chatomon.django.persistence import queries
 
         await _run(queries.record_turn, planned)
 
@@ -198,7 +203,7 @@ class DjangoStore:
         planned: PlannedTurn | None = None,
     ) -> None:
         """Append the last items and end the turn in one transaction (3 statements)."""
-        from chatomon.django import queries
+        from chatomon.django.persistence import queries
 
         await _run(
             queries.close_turn, owner, conversation_id, turn_id, items=items, status=status,
@@ -207,7 +212,7 @@ class DjangoStore:
 
     def plan_turn_here(self, owner: Owner, conversation_id: UUID | None) -> PlannedTurn | None:
         """`plan_turn` on the calling thread, for sync code where the ORM may run."""
-        from chatomon.django import queries
+        from chatomon.django.persistence import queries
 
         return queries.plan_turn(owner, conversation_id, aware(None))
 
@@ -224,7 +229,7 @@ class DjangoStore:
         planned: PlannedTurn | None = None,
     ) -> None:
         """`close_turn` on the calling thread (a `chatomon.chat.turn_ending.TurnCloser`)."""
-        from chatomon.django import queries
+        from chatomon.django.persistence import queries
 
         queries.close_turn(
             owner, conversation_id, turn_id, items=items, status=status, report=report,
@@ -241,13 +246,14 @@ class DjangoStore:
         now: datetime | None = None,
     ) -> TurnRecord:
         """Move the turn to `status` (validated)."""
-        from chatomon.django import queries
+        from chatomon.django.persistence import queries
 
         return await _run(queries.update_turn, turn_id, status, report, usage, aware(now))
 
     async def get_turn(self, turn_id: str) -> TurnRecord | None:
         """The turn, or None."""
-        from chatomon.django import models, rows
+        from chatomon.django import models
+        from chatomon.django.persistence import rows
 
         row = await models.Turn.objects.filter(pk=turn_id).afirst()
         return rows.turn_record(row) if row is not None else None
@@ -260,7 +266,8 @@ class DjangoStore:
         limit: int | None = None,
     ) -> list[TurnRecord]:
         """Turns matching every filter given, most recently started first."""
-        from chatomon.django import models, rows
+        from chatomon.django import models
+        from chatomon.django.persistence import rows
 
         turns = models.Turn.objects.order_by("-started_at")
         if conversation_id is not None:
@@ -287,7 +294,7 @@ class DjangoStore:
         now: datetime | None = None,
     ) -> PendingConfirmation:
         """Record a pending confirmation."""
-        from chatomon.django import queries
+        from chatomon.django.persistence import queries
 
         return await _run(
             queries.create_confirmation, owner, conversation_id, turn_id=turn_id,
@@ -300,7 +307,7 @@ class DjangoStore:
         self, confirmation_id: UUID, *, owner: Owner | None = None, now: datetime | None = None
     ) -> PendingConfirmation | None:
         """The confirmation as of `now`, or None."""
-        from chatomon.django import queries, rows
+        from chatomon.django.persistence import queries, rows
 
         row = await queries.visible_confirmations(owner).filter(pk=confirmation_id).afirst()
         return rows.confirmation_record(row).as_of(aware(now)) if row is not None else None
@@ -309,7 +316,8 @@ class DjangoStore:
         self, approver: Approver | None = None, *, now: datetime | None = None
     ) -> list[PendingConfirmation]:
         """Pending, unexpired confirmations, oldest first."""
-        from chatomon.django import models, rows
+        from chatomon.django import models
+        from chatomon.django.persistence import rows
 
         pending = models.PendingConfirmation.objects.filter(
             status="pending", expires_at__gt=aware(now)
@@ -329,7 +337,7 @@ class DjangoStore:
         now: datetime | None = None,
     ) -> PendingConfirmation | None:
         """Decide a pending, unexpired confirmation; None to every loser."""
-        from chatomon.django import queries
+        from chatomon.django.persistence import queries
 
         return await _run(
             queries.claim, confirmation_id, decision=decision, decided_by=decided_by,
@@ -340,12 +348,12 @@ class DjangoStore:
         self, now: datetime | None = None, *, confirmation_id: UUID | None = None
     ) -> list[PendingConfirmation]:
         """Mark pending confirmations past expiry as expired; returns them."""
-        from chatomon.django import queries
+        from chatomon.django.persistence import queries
 
         return await _run(queries.expire_due, aware(now), confirmation_id)
 
     async def prune(self, older_than: datetime) -> dict[str, int]:
         """Delete stale conversations (with their items) and old resolved confirmations."""
-        from chatomon.django import queries
+        from chatomon.django.persistence import queries
 
         return await _run(queries.prune, aware(older_than))

@@ -10,7 +10,7 @@ from typing import Any
 
 from channels.security.websocket import AllowedHostsOriginValidator, OriginValidator
 
-from chatomon.django.conf import chat_settings
+from chatomon.django.settings import chat_settings
 
 __all__ = ["ChatOriginValidator"]
 

@@ -1,0 +1,1 @@
+"""What a turn leaves for operators: the audit listener and writer, and the chat signals."""

@@ -1,0 +1,1 @@
+"""Where a turn is stored: `DjangoStore`, the conversation store on the ORM, and its queries."""
