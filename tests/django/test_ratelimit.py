@@ -1,6 +1,8 @@
 """Rate limits: sliding windows with exact retry times, atomic under concurrency, token budgets.
 
-The Redis tests run where REDIS_URL is set (CI); with it unset they are skipped.
+On the local-memory cache (a clock of the test's own), and on Redis through the limiter's own
+client for a RedisCache alias: those tests run where REDIS_URL is set (CI, `make test`), and
+are skipped without it; a Redis that does not answer is tested everywhere.
 """
 
 from __future__ import annotations
@@ -10,15 +12,19 @@ import multiprocessing
 import os
 import threading
 import uuid
+from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
+import redis
+from django.conf import settings as django_settings
+from django.core.cache import caches
 from django.core.cache.backends.locmem import LocMemCache
-from django.core.cache.backends.redis import RedisCache
 
 from chatomon import TokenUsage
 from chatomon.chat.budget import TurnBudget
-from chatomon.chat.service import ChatService
+from chatomon.chat.pipeline import ChatService
 from chatomon.chat.store.memory import MemoryStore
 from chatomon.chat.tools.toolset import Toolset
 from chatomon.data.actor import SimpleActor
@@ -44,8 +50,8 @@ def local_cache() -> LocMemCache:
     return LocMemCache(f"ratelimit-{uuid.uuid4().hex}", {})
 
 
-def redis_cache() -> RedisCache:
-    return RedisCache(str(REDIS_URL), {})
+REDIS_BACKEND = "django.core.cache.backends.redis.RedisCache"
+LOCAL_MEMORY_BACKEND = "django.core.cache.backends.locmem.LocMemCache"
 
 
 def limiter(cache: Any, clock: Clock | None = None, **limits: Any) -> RateLimiter:
@@ -186,28 +192,99 @@ async def test_an_exhausted_budget_ends_the_turn_with_rate_limited() -> None:
     assert 59 <= events[-1]["retry_after_seconds"] <= 60
 
 
+def test_an_alias_of_another_backend_keeps_its_log_in_that_cache(settings: Any) -> None:
+    settings.CACHES = {**settings.CACHES, "limits": {"BACKEND": LOCAL_MEMORY_BACKEND}}
+    limits = limiter("limits", requests=2)
+    assert limits.admit("user:1").allowed
+    times, amounts = caches["limits"].get(f"{limits.prefix}:requests:user:1")
+    assert len(times) == 1
+    assert list(amounts) == [1]
+
+
+def redis_alias_settings(location: Any, **extra: Any) -> dict[str, Any]:
+    return {"BACKEND": REDIS_BACKEND, "LOCATION": location, **extra}
+
+
+def test_a_redis_that_does_not_answer_admits_and_logs(
+    settings: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Port 1 refuses at once: the limiter's own client reports the failure like any cache.
+    settings.CACHES = {**settings.CACHES, "limits": redis_alias_settings("redis://127.0.0.1:1/0")}
+    limits = limiter("limits", requests=1)
+    assert limits.admit("user:1").allowed
+    assert asyncio.run(limits.hit("user:1")).allowed
+    assert "ConnectionError" in caplog.text
+
+
+@pytest.fixture
+def redis_probe() -> Iterator[redis.Redis]:
+    """A client of the test's own, to look at what the limiter wrote."""
+    if not REDIS_URL:
+        pytest.skip("REDIS_URL is not set")
+    client = redis.Redis.from_url(REDIS_URL)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def redis_alias(settings: Any, redis_probe: redis.Redis) -> Iterator[str]:
+    """The alias "limits" of a RedisCache on REDIS_URL; its keys are deleted afterwards."""
+    prefix = f"test-{uuid.uuid4().hex}"
+    settings.CACHES = {
+        **settings.CACHES,
+        "limits": redis_alias_settings(REDIS_URL, KEY_PREFIX=prefix),
+    }
+    yield "limits"
+    stale = list(redis_probe.scan_iter(f"{prefix}:*"))
+    if stale:
+        redis_probe.delete(*stale)
+
+
+def stored_key(alias: str, limits: RateLimiter, scope: str) -> str:
+    """The Redis key of a scope's request log: the cache's own key (KEY_PREFIX, VERSION)."""
+    return caches[alias].make_key(f"{limits.prefix}:requests:{scope}")
+
+
 @needs_redis
-def test_concurrent_requests_on_redis_from_threads_admit_exactly_the_budget() -> None:
-    assert admitted_by_threads(limiter(redis_cache(), requests=9), 40) == 9
+def test_a_redis_alias_keeps_the_log_in_redis_under_the_cache_keys(
+    redis_alias: str, redis_probe: redis.Redis
+) -> None:
+    limits = limiter(redis_alias, requests=3)
+    assert limits.admit("user:1").allowed
+    assert limits.admit("user:1").allowed
+    key = stored_key(redis_alias, limits, "user:1")
+    assert key.startswith(django_settings.CACHES[redis_alias]["KEY_PREFIX"] + ":")
+    assert redis_probe.zcard(key) == 2
+    assert int(redis_probe.get(f"{key}:total") or 0) == 2
 
 
-def _hit_in_process(prefix: str, requests: int, start: Any, results: Any) -> None:
-    limits = RateLimiter(
-        RateLimitSettings(requests=13, window_seconds=30), cache=redis_cache(), prefix=prefix
-    )
+@needs_redis
+def test_concurrent_requests_on_redis_from_threads_admit_exactly_the_budget(
+    redis_alias: str,
+) -> None:
+    assert admitted_by_threads(limiter(redis_alias, requests=9), 40) == 9
+
+
+def _hit_in_process(location: str, prefix: str, requests: int, start: Any, results: Any) -> None:
+    # A process of its own, configured the way a project is: the alias in CACHES.
+    django_settings.configure(CACHES={"default": redis_alias_settings(location)})
+    limits = RateLimiter(RateLimitSettings(requests=13, window_seconds=30), prefix=prefix)
     start.wait()
     admitted = sum(asyncio.run(limits.hit("user:9")).allowed for _ in range(requests))
     results.put(admitted)
 
 
 @needs_redis
-def test_concurrent_requests_on_redis_from_processes_admit_exactly_the_budget() -> None:
+def test_concurrent_requests_on_redis_from_processes_admit_exactly_the_budget(
+    redis_probe: redis.Redis,
+) -> None:
     context = multiprocessing.get_context("spawn")
     start = context.Event()
     results = context.Queue()
     prefix = f"test:{uuid.uuid4().hex}"
     workers = [
-        context.Process(target=_hit_in_process, args=(prefix, 10, start, results)) for _ in range(4)
+        context.Process(target=_hit_in_process, args=(REDIS_URL, prefix, 10, start, results))
+        for _ in range(4)
     ]
     for worker in workers:
         worker.start()
@@ -217,11 +294,12 @@ def test_concurrent_requests_on_redis_from_processes_admit_exactly_the_budget() 
         worker.join(timeout=30)
         assert worker.exitcode == 0
     assert sum(totals) == 13
+    redis_probe.delete(*redis_probe.keys(f"*{prefix}*"))
 
 
 @needs_redis
-async def test_redis_retry_after_is_the_real_wait() -> None:
-    limits = limiter(redis_cache(), requests=1, window_seconds=5)
+async def test_redis_retry_after_is_the_real_wait(redis_alias: str) -> None:
+    limits = limiter(redis_alias, requests=1, window_seconds=5)
     assert (await limits.hit("user:1")).allowed
     refused = await limits.hit("user:1")
     assert not refused.allowed
@@ -229,8 +307,8 @@ async def test_redis_retry_after_is_the_real_wait() -> None:
 
 
 @needs_redis
-async def test_redis_token_budgets() -> None:
-    limits = limiter(redis_cache(), tokens=100, window_seconds=20)
+async def test_redis_token_budgets(redis_alias: str) -> None:
+    limits = limiter(redis_alias, tokens=100, window_seconds=20)
     budget = limits.budget("user:1")
     await budget.record(TokenUsage(input_tokens=60, output_tokens=10))
     assert await budget.check() is None
@@ -238,63 +316,104 @@ async def test_redis_token_budgets() -> None:
     wait = await budget.check()
     assert wait is not None
     assert 19 <= wait <= 20
+    assert await limits.budget("user:2").check() is None, "another scope has its own budget"
 
 
 @needs_redis
-async def test_redis_requests_leaving_the_window_free_the_budget() -> None:
-    limits = limiter(redis_cache(), requests=2, window_seconds=1)
+async def test_redis_requests_leaving_the_window_free_the_budget(redis_alias: str) -> None:
+    limits = limiter(redis_alias, requests=2, window_seconds=1)
     assert [(await limits.hit("user:1")).allowed for _ in range(3)] == [True, True, False]
     await asyncio.sleep(1.1)  # both left the window
     assert [(await limits.hit("user:1")).allowed for _ in range(3)] == [True, True, False]
 
 
 @needs_redis
-async def test_redis_budget_holds_when_its_running_total_is_lost() -> None:
+async def test_redis_budget_holds_when_its_running_total_is_lost(
+    redis_alias: str, redis_probe: redis.Redis
+) -> None:
     # The log keeps a running total beside it; one evicted alone is summed again.
-    cache = redis_cache()
-    limits = limiter(cache, requests=3, window_seconds=60)
+    limits = limiter(redis_alias, requests=3, window_seconds=60)
     assert (await limits.hit("user:1")).allowed
     assert (await limits.hit("user:1")).allowed
-    key = cache.make_key(f"{limits.prefix}:requests:user:1")
-    client = cache._cache.get_client(key, write=True)
-    assert client.delete(f"{key}:total") == 1
+    key = stored_key(redis_alias, limits, "user:1")
+    assert redis_probe.delete(f"{key}:total") == 1
     assert [(await limits.hit("user:1")).allowed for _ in range(2)] == [True, False]
 
 
 @needs_redis
-async def test_redis_admission_reads_only_what_left_the_window() -> None:
+def test_redis_admission_reads_only_what_left_the_window(
+    redis_alias: str, redis_probe: redis.Redis
+) -> None:
     # Thousands admitted in the window: a step reads the running total and the expired
     # entries, never the whole log (which summing took milliseconds per request).
-    cache = redis_cache()
-    limits = limiter(cache, requests=5000, window_seconds=60)
+    limits = limiter(redis_alias, requests=5000, window_seconds=60)
     for _ in range(3000):
         limits.admit("user:1")
-    key = cache.make_key(f"{limits.prefix}:requests:user:1")
-    client = cache._cache.get_client(key, write=True)
-    assert int(client.get(f"{key}:total")) == client.zcard(key) == 3000
+    key = stored_key(redis_alias, limits, "user:1")
+    assert int(redis_probe.get(f"{key}:total") or 0) == redis_probe.zcard(key) == 3000
 
     def whole_log_reads() -> int:
-        return int(client.info("commandstats").get("cmdstat_zrange", {}).get("calls", 0))
+        stats = redis_probe.info("commandstats")
+        return int(stats.get("cmdstat_zrange", {}).get("calls", 0))
 
     before = whole_log_reads()
     assert all(limits.admit("user:1").allowed for _ in range(50))
     assert whole_log_reads() == before
-    client.delete(key, f"{key}:total")
+
+
+def connections_made(probe: redis.Redis) -> int:
+    return int(probe.info("stats")["total_connections_received"])
 
 
 @needs_redis
-def test_redis_admissions_keep_one_connection_across_cache_objects() -> None:
-    # Under ASGI Django makes its cache objects anew in each request: the limiter does not
-    # connect to Redis again for each of them.
-    probe = redis_cache()._cache.get_client(write=True)
-
-    def connections_made() -> int:
-        return int(probe.info("stats")["total_connections_received"])
-
-    settings = RateLimitSettings(requests=100, window_seconds=60)
+def test_redis_keeps_one_connection_across_requests_threads_and_event_loops(
+    redis_alias: str, redis_probe: redis.Redis
+) -> None:
+    # Under ASGI Django makes its cache objects anew in each request, and loops come and
+    # go (asyncio.run, async_to_sync): the limiter connects to Redis once for all of them.
+    rate = RateLimitSettings(requests=100, window_seconds=60)
     prefix = f"test:{uuid.uuid4().hex}"
-    RateLimiter(settings, cache=redis_cache(), prefix=prefix).admit("user:1")
-    before = connections_made()
-    for _ in range(20):
-        assert RateLimiter(settings, cache=redis_cache(), prefix=prefix).admit("user:1").allowed
-    assert connections_made() - before <= 1  # the probe's own info call may reconnect
+    RateLimiter(rate, cache=redis_alias, prefix=prefix).admit("user:1")
+    before = connections_made(redis_probe)
+    admitted: list[bool] = []
+
+    def one_request() -> None:
+        # A thread of its own: Django's cache handler gives it cache objects of its own.
+        limits = RateLimiter(rate, cache=redis_alias, prefix=prefix)
+        admitted.append(limits.admit("user:1").allowed)
+        admitted.append(asyncio.run(limits.hit("user:1")).allowed)  # a new event loop
+
+    for _ in range(10):
+        thread = threading.Thread(target=one_request)
+        thread.start()
+        thread.join()
+    assert admitted == [True] * 20
+    assert connections_made(redis_probe) - before <= 1  # the probe's own info call may reconnect
+    limits = RateLimiter(rate, cache=redis_alias, prefix=prefix)
+    assert redis_probe.zcard(stored_key(redis_alias, limits, "user:1")) == 21
+
+
+@needs_redis
+def test_redis_writes_to_the_first_server_with_the_cache_options(
+    settings: Any, redis_probe: redis.Redis
+) -> None:
+    # Django's RedisCache writes to the first server of LOCATION and makes its pool with
+    # OPTIONS (pool_class, the database...): the limiter's client follows the same config.
+    url = urlsplit(str(REDIS_URL))
+    database = int(url.path.strip("/") or 0)
+    server = f"{url.scheme}://{url.netloc}"
+    prefix = f"test-{uuid.uuid4().hex}"
+    settings.CACHES = {
+        **settings.CACHES,
+        "limits": redis_alias_settings(
+            [server, "redis://127.0.0.1:1/0"],  # a replica that is down: never written to
+            KEY_PREFIX=prefix,
+            OPTIONS={"db": database, "pool_class": "redis.BlockingConnectionPool"},
+        ),
+    }
+    limits = limiter("limits", requests=1)
+    assert limits.admit("user:1").allowed
+    assert limits.admit("user:1") == Admission(allowed=False, retry_after_seconds=60)
+    key = stored_key("limits", limits, "user:1")
+    assert redis_probe.zcard(key) == 1  # the probe's database is REDIS_URL's
+    redis_probe.delete(key, f"{key}:total")

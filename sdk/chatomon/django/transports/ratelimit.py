@@ -1,4 +1,4 @@
-"""Rate limits per scope through the Django cache: requests, and token budgets per turn.
+"""Rate limits per scope: requests, and token budgets per turn, kept in a Django cache's store.
 
 ```python
 limiter = RateLimiter(chat_settings())
@@ -9,17 +9,27 @@ budget = limiter.budget(scope)          # a TurnBudget for ChatService.run_turn(
 ```
 
 Every counter is a sliding window log: the times (and token amounts) of the last
-`window_seconds` (outside Redis, packed in two arrays). A request is admitted while fewer
-than `requests` were admitted in the window; `retry_after_seconds` is the real time until
-the oldest of them leaves it. A token budget is exhausted once the tokens recorded in the
-window reach the limit; it frees when enough of them have left the window.
+`window_seconds`. A request is admitted while fewer than `requests` were admitted in the
+window; `retry_after_seconds` is the real time until the oldest of them leaves it. A token
+budget is exhausted once the tokens recorded in the window reach the limit; it frees when
+enough of them have left the window.
 
-Atomic across processes with django.core.cache.backends.redis.RedisCache: each step is
-one Lua script on the Redis server (its clock, too), which keeps a running total beside
-the log and so reads only the entries that left the window, however long the log. With
-any other cache the log is read and written under a process-wide lock — exact within one
-process, which is what the local-memory cache serves anyway (the system checks warn
-about it with several workers).
+Where the counters live depends on the cache alias the limiter is given ("default" unless
+told otherwise), read from `settings.CACHES`:
+
+- Its BACKEND is `django.core.cache.backends.redis.RedisCache` (or a subclass): the limiter
+  talks to Redis itself, through its own redis-py client for the first server of LOCATION
+  (the one Django's RedisCache writes to), made with the alias' OPTIONS as that cache makes
+  its pool (`pool_class`, `parser_class`, the rest passed to the pool; `serializer` does not
+  apply: the log is the script's own). Keys are the cache's own (`make_key`: KEY_PREFIX,
+  VERSION, KEY_FUNCTION). Each step is one Lua script on the Redis server (its clock, too),
+  atomic across processes; it keeps a running total beside the log and so reads only the
+  entries that left the window, however long the log.
+- Any other backend, or a cache object given directly: the log is read and written with
+  the cache's documented `get` and `set`, under a process-wide lock. That is exact within
+  one process, which is what the local-memory cache serves anyway (the system checks warn
+  about it with several workers).
+
 Cache failures are logged and admit the request: a broken cache never stops chat.
 """
 
@@ -33,12 +43,18 @@ import threading
 import time
 import uuid
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
+import redis
+from django.conf import settings as django_settings
 from django.core.cache import BaseCache, caches
+from django.core.cache.backends.dummy import DummyCache
+from django.core.cache.backends.locmem import LocMemCache
 from django.core.cache.backends.redis import RedisCache
+from django.utils.module_loading import import_string
+from redis.commands.core import Script
 
 from chatomon.data.actor import is_authenticated
 from chatomon.django.settings import ChatSettings, RateLimitSettings
@@ -47,8 +63,6 @@ from chatomon.schemas import TokenUsage
 __all__ = ["Admission", "RateLimiter", "TokenBudget", "scope_key"]
 
 logger = logging.getLogger(__name__)
-
-_LOCAL_LOCK = threading.Lock()  # serializes read-modify-write on non-Redis caches
 
 # KEYS[1] the log, KEYS[2] the running total of its amounts; ARGV: limit, window (ms),
 # mode ("hit", "check", "add"), amount, member. Returns {admitted (1/0/-1 for "add"),
@@ -131,43 +145,121 @@ def scope_key(user: Any, session_key: str | None = None, client_ip: str | None =
     return "anonymous"
 
 
-_SCRIPTS: dict[str, Any] = {}
-"""The script of each Redis server and its options, bound to a client of its own.
+class _WindowLog(Protocol):
+    """Where a limiter's counters live: one sliding window log per key."""
 
-Under ASGI Django makes the cache objects anew in every request (its cache handler keeps
-them per async context), each with a new connection pool, so that every request would
-connect to Redis again; and `get_client` makes a new client object on each call. One
-client per server keeps its pooled connections, which are thread-safe, for the process.
-"""
-
-
-class _WindowLog:
-    """One counter's sliding window log in the cache (Redis script or locked read-write)."""
-
-    def __init__(self, cache: BaseCache, clock: Callable[[], float]) -> None:
-        self.cache = cache
-        self.clock = clock
+    # True when a step waits on the network (or a database): `hit` then runs it off the
+    # event loop. False for the in-process caches, whose step takes microseconds.
+    waits_on_io: bool
 
     def run(self, key: str, limit: int, window: float, mode: str, amount: int) -> float | None:
         """Apply `mode` ("hit", "check", "add"); seconds until it frees, None when admitted."""
-        if isinstance(self.cache, RedisCache):
-            return self._run_redis(key, limit, window, mode, amount)
-        with _LOCAL_LOCK:
-            return self._run_local(key, limit, window, mode, amount)
+        ...
 
-    def _run_redis(
-        self, key: str, limit: int, window: float, mode: str, amount: int
-    ) -> float | None:
-        cache_key = self.cache.make_key(key)
-        script = _script_for(self.cache)
+
+class _RedisWindowLog:
+    """The logs on a Redis server, stepped by the window script through the limiter's client.
+
+    The client is redis-py's sync one, used from the calling thread (`admit`, or a worker
+    thread for `hit`), never a `redis.asyncio` one: an asyncio client's connections belong
+    to the event loop that opened them, and a process has loops that come and go (each
+    `async_to_sync` call outside a loop, each `asyncio.run`), with no public hook to close a
+    client when its loop closes. One thread-safe client per server serves every loop and
+    thread of the process; the hop to a worker thread costs a few tens of microseconds
+    against a network round trip.
+    """
+
+    waits_on_io = True
+
+    def __init__(self, cache: BaseCache, server: str, options: Mapping[str, Any]) -> None:
+        self.make_key = cache.make_key
+        self.server = server
+        self.options = options
+
+    def run(self, key: str, limit: int, window: float, mode: str, amount: int) -> float | None:
+        """Apply `mode` ("hit", "check", "add"); seconds until it frees, None when admitted."""
+        cache_key = self.make_key(key)
         window_ms = max(1, round(window * 1000))
-        member = uuid.uuid4().hex
-        admitted, wait_ms = script(
+        member = uuid.uuid4().hex  # two steps in one millisecond are two entries
+        admitted, wait_ms = _window_script(self.server, self.options)(
             keys=[cache_key, f"{cache_key}:total"], args=[limit, window_ms, mode, amount, member]
         )
         return None if int(admitted) != 0 else max(int(wait_ms), 0) / 1000
 
-    def _run_local(
+
+_SCRIPTS: dict[str, Script] = {}
+"""The window script of each Redis server (and client options), bound to a client of its own.
+
+Under ASGI Django makes the cache objects anew in every request (its cache handler keeps
+them per async context), each with a pool of its own, so that reaching Redis through them
+would connect again on every request. The limiter's client per server keeps its pooled
+connections, which are thread-safe and reopened after a fork, for the process.
+"""
+
+
+def _window_script(server: str, options: Mapping[str, Any]) -> Script:
+    """The window script on `server`, through the process' client for it (see `_SCRIPTS`)."""
+    name = f"{server} {sorted((option, repr(value)) for option, value in options.items())!r}"
+    script = _SCRIPTS.get(name)
+    if script is None:
+        # Two threads meeting here build two clients; neither has connected yet, and
+        # setdefault keeps one.
+        script = _SCRIPTS.setdefault(name, _redis_client(server, options).register_script(_SCRIPT))
+    return script
+
+
+def _redis_client(server: str, options: Mapping[str, Any]) -> redis.Redis:
+    """A client for `server` whose pool is made as Django's RedisCache makes its own."""
+    # The serializer is the cache's, for its values: the script keeps its own entries.
+    pool_options = {
+        option: value
+        for option, value in options.items()
+        if option not in {"pool_class", "serializer"}
+    }
+    if isinstance(pool_options.get("parser_class"), str):
+        pool_options["parser_class"] = import_string(pool_options["parser_class"])
+    pool_class = options.get("pool_class") or redis.ConnectionPool
+    if isinstance(pool_class, str):
+        pool_class = import_string(pool_class)
+    return redis.Redis(connection_pool=pool_class.from_url(server, **pool_options))
+
+
+def _redis_servers(location: Any) -> list[str]:
+    """The server URLs of a RedisCache LOCATION: a list, or one string split at `,` or `;`."""
+    if isinstance(location, str):
+        return [part.strip() for part in location.replace(";", ",").split(",") if part.strip()]
+    return [str(server) for server in location or ()]
+
+
+def _log_for_alias(alias: str, clock: Callable[[], float]) -> _WindowLog:
+    """The log of cache `alias`: the limiter's own Redis client for a RedisCache, else the cache."""
+    config = django_settings.CACHES.get(alias, {})
+    backend = config.get("BACKEND", "")
+    servers = _redis_servers(config.get("LOCATION"))
+    if servers and issubclass(import_string(backend), RedisCache):
+        # Django's RedisCache writes every key to the first server (the others are replicas
+        # it reads from), so the counters, which are read and written in one step, live there.
+        return _RedisWindowLog(caches[alias], servers[0], config.get("OPTIONS") or {})
+    return _CacheWindowLog(caches[alias], clock)
+
+
+_LOCAL_LOCK = threading.Lock()  # serializes the read-modify-write of the cache logs
+
+
+class _CacheWindowLog:
+    """A log in any Django cache, through its documented `get` and `set`, under a lock."""
+
+    def __init__(self, cache: BaseCache, clock: Callable[[], float]) -> None:
+        self.cache = cache
+        self.clock = clock
+        self.waits_on_io = not isinstance(cache, LocMemCache | DummyCache)
+
+    def run(self, key: str, limit: int, window: float, mode: str, amount: int) -> float | None:
+        """Apply `mode` ("hit", "check", "add"); seconds until it frees, None when admitted."""
+        with _LOCAL_LOCK:
+            return self._run_locked(key, limit, window, mode, amount)
+
+    def _run_locked(
         self, key: str, limit: int, window: float, mode: str, amount: int
     ) -> float | None:
         now = self.clock()
@@ -203,20 +295,8 @@ class _WindowLog:
         self.cache.set(key, (times, amounts), timeout=math.ceil(window))
 
 
-def _script_for(cache: BaseCache) -> Any:
-    """The window script on the server `cache` writes to (see `_SCRIPTS`)."""
-    redis_client: Any = cache._cache  # type: ignore[attr-defined]
-    # Django's RedisCache writes every key to its first server.
-    server = f"{redis_client._servers[0]} {sorted(redis_client._pool_options.items())!r}"
-    script = _SCRIPTS.get(server)
-    if script is None:
-        client = redis_client.get_client(write=True)
-        script = _SCRIPTS.setdefault(server, client.register_script(_SCRIPT))
-    return script
-
-
 def _packed(stored: Any) -> tuple[array[float], array[int]]:
-    """A local log as two arrays, times and amounts: one copy to read and write each.
+    """A cached log as two arrays, times and amounts: one copy to read and write each.
 
     Not an object per entry, which pickling would visit one by one. Nothing stored yet,
     or anything else, is an empty log.
@@ -227,11 +307,14 @@ def _packed(stored: Any) -> tuple[array[float], array[int]]:
 
 
 class RateLimiter:
-    """The request and token budgets of `settings.rate_limit`, kept in a Django cache.
+    """The request and token budgets of `settings.rate_limit`, kept in a Django cache's store.
 
     Args:
         settings: The chat settings (or their rate_limit part).
-        cache: A cache alias or cache object (default: the "default" cache).
+        cache: The alias of a cache in `settings.CACHES` (default "default"), or a cache
+            object. An alias of a RedisCache is served by the limiter's own Redis client,
+            atomic across processes; anything else through the cache's `get` and `set`
+            (see the module's docstring).
         prefix: Prefix of the cache keys.
         clock: Seconds since the epoch, for non-Redis caches (Redis uses its own clock).
     """
@@ -245,9 +328,12 @@ class RateLimiter:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.settings = settings.rate_limit if isinstance(settings, ChatSettings) else settings
-        self.cache = caches[cache] if isinstance(cache, str) else cache
         self.prefix = prefix
-        self._log = _WindowLog(self.cache, clock)
+        self._log: _WindowLog = (
+            _log_for_alias(cache, clock)
+            if isinstance(cache, str)
+            else _CacheWindowLog(cache, clock)
+        )
 
     async def hit(self, scope: str) -> Admission:
         """Count one request of `scope`; refused while `requests` ran in the window."""
@@ -271,8 +357,8 @@ class RateLimiter:
         return f"{self.prefix}:requests:{scope}"
 
     async def _apply(self, key: str, limit: int, mode: str, amount: int) -> float | None:
-        if isinstance(self.cache, RedisCache):
-            # A network round trip: kept off the event loop.
+        if self._log.waits_on_io:
+            # A round trip to a server: kept off the event loop.
             return await asyncio.to_thread(self._apply_here, key, limit, mode, amount)
         return self._apply_here(key, limit, mode, amount)
 
