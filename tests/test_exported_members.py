@@ -5,7 +5,8 @@ from __future__ import annotations
 import inspect
 
 import chatomon
-from chatomon import schemas
+from chatomon import errors, schemas
+from chatomon.chat import store
 
 EXPECTED = {
     "DEFAULT_BLOCKED_GUIDANCE",
@@ -84,3 +85,23 @@ def test_public_objects_have_docstrings() -> None:
         value = getattr(chatomon, name)
         if inspect.isclass(value) or inspect.isfunction(value):
             assert value.__doc__, f"{name} has no docstring"
+
+
+def test_the_store_errors_are_branches_of_the_one_tree_and_stay_importable() -> None:
+    for name in ("StoreError", "ConversationNotFoundError", "TurnTransitionError"):
+        assert name in errors.__all__ and name in store.__all__
+        assert getattr(store, name) is getattr(errors, name)
+        assert issubclass(getattr(errors, name), errors.ChatomonError)
+    assert issubclass(errors.ConversationNotFoundError, (errors.StoreError, LookupError))
+    assert issubclass(errors.TurnTransitionError, (errors.StoreError, ValueError))
+    error = errors.TurnTransitionError("t-1", "awaiting_confirmation", "completed", ["running"])
+    assert (error.turn_id, error.current, error.requested, error.allowed) == (
+        "t-1",
+        "awaiting_confirmation",
+        "completed",
+        ("running",),
+    )
+    assert str(error) == (
+        "turn 't-1' cannot go from 'awaiting_confirmation' to 'completed' "
+        "(allowed from 'awaiting_confirmation': running)"
+    )

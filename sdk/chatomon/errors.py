@@ -28,8 +28,12 @@ ChatomonError                 base of everything chatomon raises on purpose
 │                             turn_limit, mutation_batch_unsupported,
 │                             confirmation_required_transport)
 ├── TurnStateError            the connector API was called out of order
-└── TurnError                 a turn ended without an answer; carries its TurnReport
-    └── NucleusError          the nucleus raised; the original exception is the __cause__
+├── TurnError                 a turn ended without an answer; carries its TurnReport
+│   └── NucleusError          the nucleus raised; the original exception is the __cause__
+└── StoreError                a conversation store refused an operation (chatomon.chat.store)
+    ├── ConversationNotFoundError   no such conversation of this owner (also a LookupError)
+    └── TurnTransitionError         a turn's status may not move there (also a ValueError);
+                                    `.turn_id`, `.current`, `.requested`, `.allowed`
 ```
 
 Every error carries structured fields beside its message, so callers never parse text.
@@ -49,6 +53,7 @@ __all__ = [
     "ChatConfigurationError",
     "ChatomonError",
     "ConfigurationError",
+    "ConversationNotFoundError",
     "NucleusError",
     "OptionalDependencyError",
     "ProviderAuthError",
@@ -60,9 +65,11 @@ __all__ = [
     "ProviderRateLimitError",
     "ProviderTimeoutError",
     "ProviderUnavailableError",
+    "StoreError",
     "ToolLoopError",
     "TurnError",
     "TurnStateError",
+    "TurnTransitionError",
 ]
 
 
@@ -436,3 +443,37 @@ class TurnError(ChatomonError):
 
 class NucleusError(TurnError):
     """The nucleus raised while writing a reply; the original exception is `__cause__`."""
+
+
+class StoreError(ChatomonError):
+    """A conversation store refused an operation."""
+
+
+class ConversationNotFoundError(StoreError, LookupError):
+    """No conversation with this id belongs to this owner.
+
+    Raised alike for unknown ids and for another owner's conversation, so that an actor
+    learns nothing about conversations that are not theirs.
+    """
+
+
+class TurnTransitionError(StoreError, ValueError):
+    """A turn was asked to move to a status its current status does not allow.
+
+    Attributes:
+        turn_id: The turn.
+        current: Its status.
+        requested: The status it was asked to move to.
+        allowed: The statuses it may move to from `current` (empty: it is finished).
+    """
+
+    def __init__(
+        self, turn_id: str, current: str, requested: str, allowed: Iterable[str] = ()
+    ) -> None:
+        self.allowed = tuple(sorted(allowed))
+        listed = ", ".join(self.allowed) or "none (finished)"
+        super().__init__(
+            f"turn {turn_id!r} cannot go from {current!r} to {requested!r} "
+            f"(allowed from {current!r}: {listed})"
+        )
+        self.turn_id, self.current, self.requested = turn_id, current, requested

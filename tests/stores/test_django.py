@@ -16,7 +16,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection, connections, transaction
 
 from chatomon.chat.store import MemoryStore, Owner
-from chatomon.django.persistence import queries
+from chatomon.django.persistence import confirmations
 from chatomon.django.persistence.store import DjangoStore
 from tests.stores.conftest import NOW
 from tests.stores.test_confirmations import OWNER, pending
@@ -60,7 +60,7 @@ def test_memory_store_threads_see_exactly_one_winner() -> None:
 def test_database_connections_racing_for_one_claim_see_exactly_one_winner() -> None:
     created = asyncio.run(pending(DjangoStore()))
     results = race(
-        lambda i: queries.claim(
+        lambda i: confirmations.claim(
             created.id, decision="approved", decided_by=f"t{i}", reason=None, owner=None, now=NOW
         )
     )
@@ -118,7 +118,7 @@ def test_a_claim_waiting_on_an_uncommitted_claim_loses(scoped: bool) -> None:
     def first() -> None:
         try:
             with transaction.atomic():
-                results["first"] = queries.claim(
+                results["first"] = confirmations.claim(
                     created.id,
                     decision="approved",
                     decided_by="a",
@@ -134,7 +134,7 @@ def test_a_claim_waiting_on_an_uncommitted_claim_loses(scoped: bool) -> None:
     def second() -> None:
         first_holds_lock.wait(5)
         try:
-            results["second"] = queries.claim(
+            results["second"] = confirmations.claim(
                 created.id, decision="rejected", decided_by="b", reason=None, owner=owner, now=NOW
             )
         finally:

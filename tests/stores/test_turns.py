@@ -141,58 +141,6 @@ async def test_close_turn_stores_the_items_and_the_report(store: ConversationSto
     assert conversation is not None and conversation.updated_at == NOW + timedelta(seconds=1)
 
 
-async def test_a_planned_turn_is_written_nowhere_until_it_closes(
-    store: ConversationStore,
-) -> None:
-    planned = await store.plan_turn(OWNER, None, now=NOW)
-    assert planned is not None and planned.new_conversation
-    opened = planned.opened
-    assert (opened.messages, opened.turn.status) == ([], "running")
-    assert await store.list_conversations(OWNER) == []
-    assert await store.get_turn(opened.turn.id) is None
-    items = [MessageItem.user("Hi"), MessageItem.assistant("Hello.")]
-    await store.close_turn(
-        OWNER, opened.conversation.id, opened.turn.id, items=items, status="completed",
-        report=report(opened.turn.id), now=NOW + timedelta(seconds=1), position=0,
-        planned=planned,
-    )  # fmt: skip
-    turn = await store.get_turn(opened.turn.id)
-    assert turn is not None and (turn.status, turn.started_at) == ("completed", NOW)
-    assert turn.finished_at == NOW + timedelta(seconds=1) and turn.final_action == "answered"
-    (conversation,) = await store.list_conversations(OWNER)
-    assert (conversation.created_at, conversation.updated_at) == (NOW, NOW + timedelta(seconds=1))
-    stored = await store.messages(OWNER, conversation.id)
-    assert [(m.position, m.item) for m in stored] == [(0, items[0]), (1, items[1])]
-
-
-async def test_a_planned_turn_in_a_conversation_continues_it(store: ConversationStore) -> None:
-    conversation = await store.create_conversation(OWNER)
-    await store.append_messages(OWNER, conversation.id, [MessageItem.user("Hi")])
-    assert await store.plan_turn(Owner.user(8), conversation.id) is None
-    planned = await store.plan_turn(OWNER, conversation.id)
-    assert planned is not None and not planned.new_conversation
-    assert [m.item.content for m in planned.opened.messages] == ["Hi"]
-    await store.close_turn(
-        OWNER, conversation.id, planned.opened.turn.id, items=[MessageItem.assistant("Yes.")],
-        status="completed", position=1, planned=planned,
-    )  # fmt: skip
-    stored = await store.messages(OWNER, conversation.id)
-    assert [(m.position, m.item.content) for m in stored] == [(0, "Hi"), (1, "Yes.")]
-    assert [t.status for t in await store.list_turns(conversation_id=conversation.id)] == [
-        "completed"
-    ]
-
-
-async def test_a_recorded_planned_turn_runs_like_an_opened_one(store: ConversationStore) -> None:
-    planned = await store.plan_turn(OWNER, None)
-    assert planned is not None
-    await store.record_turn(planned)
-    assert await store.get_turn(planned.opened.turn.id) == planned.opened.turn
-    assert await store.list_conversations(OWNER) == [planned.opened.conversation]
-    aborted = await store.update_turn(planned.opened.turn.id, status="aborted")
-    assert aborted.status == "aborted"
-
-
 async def test_close_turn_refuses_a_finished_turn_and_stores_nothing(
     store: ConversationStore,
 ) -> None:
@@ -244,16 +192,3 @@ async def test_close_turn_appends_at_the_real_end_when_another_turn_wrote_first(
     ]
     turn = await store.get_turn(opened.turn.id)
     assert turn is not None and turn.status == "completed"
-
-
-async def test_a_refused_planned_close_leaves_the_turn_unwritten(store: ConversationStore) -> None:
-    conversation = await store.create_conversation(OWNER)
-    planned = await store.plan_turn(OWNER, conversation.id)
-    assert planned is not None
-    await store.prune(NOW + timedelta(days=3650))  # the conversation goes away meanwhile
-    with pytest.raises(ConversationNotFoundError):
-        await store.close_turn(
-            OWNER, conversation.id, planned.opened.turn.id, items=[MessageItem.user("Hi")],
-            status="completed", planned=planned,
-        )  # fmt: skip
-    assert await store.get_turn(planned.opened.turn.id) is None

@@ -27,7 +27,6 @@ from chatomon.chat.store.records import (
     OpenedTurn,
     Owner,
     PendingConfirmation,
-    PlannedTurn,
     StoredMessage,
     TurnRecord,
     TurnStatus,
@@ -149,35 +148,18 @@ class MemoryStore:
         self, owner: Owner, conversation_id: UUID | None, *, now: datetime | None = None
     ) -> OpenedTurn | None:
         """Start a running turn: the conversation (new when None), its items, the turn."""
-        planned = await self.plan_turn(owner, conversation_id, now=now)
-        if planned is None:
-            return None
-        await self.record_turn(planned)
-        return planned.opened
-
-    async def plan_turn(
-        self, owner: Owner, conversation_id: UUID | None, *, now: datetime | None = None
-    ) -> PlannedTurn | None:
-        """`open_turn` without writing: the turn (and a new conversation) in memory only."""
+        moment = aware(now)
         if conversation_id is None:
-            return PlannedTurn.lay_out(owner, aware(now))
-        found = await self.get_conversation(owner, conversation_id)
-        if found is None:
-            return None
-        existing = (found, await self.messages(owner, conversation_id))
-        return PlannedTurn.lay_out(owner, aware(now), existing)
-
-    async def record_turn(self, planned: PlannedTurn) -> None:
-        """Write a planned turn as running (and its conversation, when new)."""
-        conversation, turn = planned.opened.conversation, planned.opened.turn
+            conversation = await self.create_conversation(owner, now=moment)
+        else:
+            found = await self.get_conversation(owner, conversation_id)
+            if found is None:
+                return None
+            conversation = found
         with self._lock:
-            if planned.new_conversation:
-                self._conversations.setdefault(conversation.id, conversation)
-                self._messages.setdefault(conversation.id, [])
-            self._owned(conversation.owner, conversation.id)
-            if turn.id in self._turns:
-                raise ValueError(f"turn {turn.id!r} already exists")
-            self._turns[turn.id] = turn
+            messages = list(self._messages[conversation.id])
+        turn = await self.start_turn(owner, conversation.id, now=moment)
+        return OpenedTurn(conversation, messages, turn)
 
     async def close_turn(
         self,
@@ -190,17 +172,8 @@ class MemoryStore:
         report: TurnReport | None = None,
         now: datetime | None = None,
         position: int | None = None,
-        planned: PlannedTurn | None = None,
     ) -> None:
-        """Append the turn's last items and move it to `status` (a planned one recorded)."""
-        if planned is not None:
-            # Checked before it is written: a refused close leaves the turn only planned.
-            if not planned.new_conversation and not await self.get_conversation(
-                owner, conversation_id
-            ):
-                raise ConversationNotFoundError(f"no conversation {conversation_id} for this owner")
-            check_transition(turn_id, planned.opened.turn.status, status)
-            await self.record_turn(planned)
+        """Append the turn's last items and move it to `status` (`position` is only a hint)."""
         if await self.get_conversation(owner, conversation_id) is None:
             raise ConversationNotFoundError(f"no conversation {conversation_id} for this owner")
         current = await self.get_turn(turn_id)

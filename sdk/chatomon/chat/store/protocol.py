@@ -16,7 +16,6 @@ from chatomon.chat.store.records import (
     OpenedTurn,
     Owner,
     PendingConfirmation,
-    PlannedTurn,
     StoredMessage,
     TurnRecord,
     TurnStatus,
@@ -108,19 +107,6 @@ class ConversationStore(Protocol):
         """
         ...
 
-    async def plan_turn(
-        self, owner: Owner, conversation_id: UUID | None, *, now: datetime | None = None
-    ) -> PlannedTurn | None:
-        """`open_turn` without writing anything: the turn to record later, or None.
-
-        The named conversation and its items are read; a new one only gets its id.
-        """
-        ...
-
-    async def record_turn(self, planned: PlannedTurn) -> None:
-        """Write a planned turn as running (and its conversation, when new)."""
-        ...
-
     async def close_turn(
         self,
         owner: Owner,
@@ -132,14 +118,12 @@ class ConversationStore(Protocol):
         report: TurnReport | None = None,
         now: datetime | None = None,
         position: int | None = None,
-        planned: PlannedTurn | None = None,
     ) -> None:
         """Append the turn's last items and move it to `status`, in one unit of work.
 
         `position` is where the items are expected to start (the conversation's length
         when the turn opened), a hint that lets a store skip reading it; the items go at
-        the real end of the conversation either way. `planned`: the turn was only
-        planned, and is written now, ended, in the same unit of work.
+        the real end of the conversation either way.
 
         Raises:
             TurnTransitionError: The move is not allowed from the current status (the

@@ -2,21 +2,21 @@
 
 Records are frozen dataclasses: what a store returns is a snapshot, never a live row.
 The rules (owner keys, turn transitions, expiry on read) live here so that the memory
-store and the Django store cannot drift apart.
+store and the Django store cannot drift apart. The store errors are part of
+`chatomon.errors`' one tree; they are re-exported here and from `chatomon.chat.store`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 from uuid import UUID
 
-from chatomon.errors import ChatomonError
+from chatomon.errors import ConversationNotFoundError, StoreError, TurnTransitionError
 from chatomon.providers.base import ToolCall
 from chatomon.schemas import DEFAULT_BLOCKED_PLACEHOLDER, TokenUsage
 
@@ -66,30 +66,6 @@ TURN_TRANSITIONS: Mapping[str, frozenset[str]] = {
 DECISIONS = frozenset({"approved", "rejected", "cancelled"})
 
 
-class StoreError(ChatomonError):
-    """A conversation store refused an operation."""
-
-
-class ConversationNotFoundError(StoreError, LookupError):
-    """No conversation with this id belongs to this owner.
-
-    Raised alike for unknown ids and for another owner's conversation, so that an actor
-    learns nothing about conversations that are not theirs.
-    """
-
-
-class TurnTransitionError(StoreError, ValueError):
-    """A turn was asked to move to a status its current status does not allow."""
-
-    def __init__(self, turn_id: str, current: str, requested: str) -> None:
-        allowed = ", ".join(sorted(TURN_TRANSITIONS.get(current, ()))) or "none (finished)"
-        super().__init__(
-            f"turn {turn_id!r} cannot go from {current!r} to {requested!r} "
-            f"(allowed from {current!r}: {allowed})"
-        )
-        self.turn_id, self.current, self.requested = turn_id, current, requested
-
-
 def check_transition(turn_id: str, current: str, requested: str) -> None:
     """Raise TurnTransitionError unless `current -> requested` is allowed."""
     if requested not in TURN_TRANSITIONS:
@@ -97,7 +73,7 @@ def check_transition(turn_id: str, current: str, requested: str) -> None:
             f"unknown turn status {requested!r}; expected one of {sorted(TURN_TRANSITIONS)}"
         )
     if requested not in TURN_TRANSITIONS[current]:
-        raise TurnTransitionError(turn_id, current, requested)
+        raise TurnTransitionError(turn_id, current, requested, TURN_TRANSITIONS[current])
 
 
 def predecessors(status: str) -> frozenset[str]:
@@ -293,34 +269,3 @@ class OpenedTurn:
     conversation: Conversation
     messages: list[StoredMessage]
     turn: TurnRecord
-
-
-@dataclass(frozen=True, slots=True)
-class PlannedTurn:
-    """A turn laid out by `ConversationStore.plan_turn` and not written yet.
-
-    `record_turn` writes it as running; `close_turn(planned=...)` writes it as it ends, in
-    the same unit of work as its last items. Until then no reader sees it.
-
-    Attributes:
-        opened: The turn as `open_turn` would have given it.
-        new_conversation: Its conversation is new: nothing of it is stored yet either.
-    """
-
-    opened: OpenedTurn
-    new_conversation: bool
-
-    @classmethod
-    def lay_out(
-        cls,
-        owner: Owner,
-        now: datetime,
-        existing: tuple[Conversation, list[StoredMessage]] | None = None,
-    ) -> PlannedTurn:
-        """A running turn started `now`, in a new conversation of `owner`.
-
-        With `existing` (a stored conversation and its items), in that conversation.
-        """
-        conversation, messages = existing or (Conversation(uuid.uuid4(), owner, "", now, now), [])
-        turn = TurnRecord(uuid.uuid4().hex, conversation.id, "running", now)
-        return cls(OpenedTurn(conversation, messages, turn), existing is None)

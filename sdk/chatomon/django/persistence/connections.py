@@ -1,48 +1,56 @@
-"""Database connections of the threads that serve chat turns, kept usable and few.
+"""Database connections of the threads that serve chat turns: released at every store call.
 
-Django manages a thread's connections at the edges of a request (`close_old_connections`
-on `request_started` and `request_finished`). Turns outlive that rhythm: a streamed turn
-waits on its model for seconds, and turns streamed from the event loop (SSE, WebSocket) do
-their store work on asgiref's one shared sync thread, which serves no request at all.
+Django releases a thread's connections at the edges of a request: `close_old_connections`
+on `request_started` and `request_finished` closes those past `CONN_MAX_AGE` (all of them
+with the default 0; with `"OPTIONS": {"pool": True}` on PostgreSQL, "closing" hands the
+connection back to the pool) and those that broke. Chat turns do not keep that rhythm: a
+streamed turn waits on its model for seconds inside one request, and turns streamed from
+the event loop (SSE, WebSocket) store on asgiref's shared sync thread, which serves no
+request at all. So every store call is given the edges of a request of its own
+(`released`): a waiting turn holds no connection, and a connection that broke (the database
+restarted, a proxy cut it) is dropped by the next call instead of failing every later one.
 
-- `release_spent_connections`: before a stream starts, the request thread closes what
-  Django would close at the request's end, so a waiting stream holds no connection.
-- `drop_broken_connections`: before each store call, a connection whose last statement
-  failed and that no longer answers (the database server restarted, a proxy cut it) is
-  closed, so the call connects anew; without this the shared thread would keep failing on
-  its dead connection until the process restarts.
-
-Neither touches a connection inside an atomic block (a transaction the caller or a test
-holds open).
+A connection inside a transaction the caller holds (`transaction.atomic` around the store
+call, or a test's) is left alone: closing it would break the caller's transaction.
 """
 
 from __future__ import annotations
 
-from django.db import connections
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
 
-__all__ = ["drop_broken_connections", "release_spent_connections"]
+from django.db import close_old_connections, connections
+
+__all__ = ["in_caller_transaction", "release_spent_connections", "released"]
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def in_caller_transaction() -> bool:
+    """Whether one of the calling thread's open connections is inside an atomic block."""
+    return any(connection.in_atomic_block for connection in connections.all(initialized_only=True))
 
 
 def release_spent_connections() -> None:
-    """Close the database connections Django would close at the request's end, now.
+    """Do now, on this thread, what Django does at a request's edges (`close_old_connections`).
 
-    On the calling thread: those past `CONN_MAX_AGE` (all, when it is 0, the default) and
-    the unusable ones. Persistent connections stay.
+    Closes (or returns to the pool) the connections past `CONN_MAX_AGE` and the broken ones;
+    persistent, healthy connections stay. Nothing happens inside a caller's transaction.
     """
-    for connection in connections.all(initialized_only=True):
-        if not connection.in_atomic_block:
-            connection.close_if_unusable_or_obsolete()
+    if not in_caller_transaction():
+        close_old_connections()
 
 
-def drop_broken_connections() -> None:
-    """Close this thread's connections that failed and no longer answer; keep the rest.
+def released(function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """`function(*args, **kwargs)` between two `release_spent_connections`, as if a request.
 
-    Only a connection with an error since its last check is tested (Django's own test,
-    `is_usable`), so a healthy thread pays one attribute read per connection.
+    Before: a connection that broke or aged out since the last call is replaced. After,
+    even when `function` raised: the thread keeps no connection it should not keep (a
+    failed statement's broken connection included).
     """
-    for connection in connections.all(initialized_only=True):
-        if connection.errors_occurred and not connection.in_atomic_block:
-            if connection.is_usable():
-                connection.errors_occurred = False
-            else:
-                connection.close()
+    release_spent_connections()
+    try:
+        return function(*args, **kwargs)
+    finally:
+        release_spent_connections()

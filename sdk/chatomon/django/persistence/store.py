@@ -1,14 +1,17 @@
-# The models need a ready app registry, so each method imports them when it runs: importing
-# this module must work before settings are configured.
+# The models need a ready app registry, so each method imports its queries module when it
+# runs: importing this module must work before settings are configured.
 # ruff: noqa: PLC0415
 """`DjangoStore`: the conversation store on the Django ORM.
 
 Importing this module needs no settings: the models load on first use, once the app
-registry is ready. A call runs one `chatomon.django.persistence.queries` function off the event loop
-through asgiref's `sync_to_async`, after closing a connection of that thread that broke
-(`chatomon.django.persistence.connections`), or, for a single-row read or insert, Django's async
-ORM; `plan_turn_here` and `close_turn_here` run theirs on the calling thread, for sync
-code (a view) where the ORM may run.
+registry is ready. Every method runs one sync function of the ORM (from
+`chatomon.django.persistence.conversations`, `.turns` or `.confirmations`: one statement,
+or several in `transaction.atomic()`) through `_run`: off the event loop with Django's
+thread-sensitive `sync_to_async`, between the connection releases Django does at a
+request's edges (`chatomon.django.persistence.connections.released`). So a turn waiting on
+its model holds no database connection (with `CONN_MAX_AGE = 0`; with PostgreSQL's
+connection pool, `"OPTIONS": {"pool": True}`, the connection goes back to the pool), and a
+connection that broke is replaced by the next call.
 
 ```python
 from chatomon.django.persistence.store import DjangoStore
@@ -20,12 +23,10 @@ conversation = await store.create_conversation(Owner.session(request.session.ses
 
 from __future__ import annotations
 
-import functools
-import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, TypeVar
-from uuid import UUID
+from typing import Any, ParamSpec, TypeVar
+from uuid import UUID, uuid4
 
 from asgiref.sync import sync_to_async
 
@@ -38,46 +39,28 @@ from chatomon.chat.store.records import (
     OpenedTurn,
     Owner,
     PendingConfirmation,
-    PlannedTurn,
     StoredMessage,
     TurnRecord,
     TurnStatus,
     aware,
 )
-from chatomon.django.persistence.connections import drop_broken_connections
+from chatomon.django.persistence.connections import released
 from chatomon.schemas import TokenUsage, TurnReport
 
 __all__ = ["DjangoStore"]
 
+P = ParamSpec("P")
 T = TypeVar("T")
 
-_OFF_LOOP: dict[Callable[..., Any], Callable[..., Awaitable[Any]]] = {}
-"""Each `queries` function's thread-sensitive wrapper, built on its first call rather than on
-every call (building one runs `functools.update_wrapper` and asgiref's inspection)."""
+_released_off_the_loop = sync_to_async(released, thread_sensitive=True)
+"""`released` in Django's thread-sensitive executor, built once (building one per call
+would run asgiref's inspection of the function every time)."""
 
 
-async def _run(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    wrapped = _OFF_LOOP.get(function)
-    if wrapped is None:
-        wrapped = _OFF_LOOP[function] = sync_to_async(
-            _on_live_connections(function), thread_sensitive=True
-        )
-    return await wrapped(*args, **kwargs)  # type: ignore[no-any-return]
-
-
-def _on_live_connections(function: Callable[..., T]) -> Callable[..., T]:
-    """`function`, run after dropping the thread's broken database connections.
-
-    A streamed turn's thread serves no request, whose start would otherwise do it (see
-    `chatomon.django.persistence.connections`).
-    """
-
-    @functools.wraps(function)
-    def call(*args: Any, **kwargs: Any) -> T:
-        drop_broken_connections()
-        return function(*args, **kwargs)
-
-    return call
+async def _run(function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """`function(*args, **kwargs)`: a store unit of work, off the loop, connections released."""
+    result: T = await _released_off_the_loop(function, *args, **kwargs)
+    return result
 
 
 class DjangoStore:
@@ -87,42 +70,29 @@ class DjangoStore:
         self, owner: Owner, *, title: str = "", now: datetime | None = None
     ) -> Conversation:
         """Start a new conversation of `owner`."""
-        from chatomon.django import models
-        from chatomon.django.persistence import rows
+        from chatomon.django.persistence import conversations
 
-        moment = aware(now)
-        row = await models.Conversation.objects.acreate(
-            id=uuid.uuid4(), owner_kind=owner.kind, owner_key=owner.key, title=title,
-            created_at=moment, updated_at=moment,
-        )  # fmt: skip
-        return rows.conversation_record(row)
+        return await _run(conversations.create_conversation, owner, title, aware(now))
 
     async def get_conversation(self, owner: Owner, conversation_id: UUID) -> Conversation | None:
         """The conversation, or None when unknown or not `owner`'s."""
-        from chatomon.django import models
-        from chatomon.django.persistence import rows
+        from chatomon.django.persistence import conversations
 
-        row = await models.Conversation.objects.filter(
-            pk=conversation_id, owner_kind=owner.kind, owner_key=owner.key
-        ).afirst()
-        return rows.conversation_record(row) if row is not None else None
+        return await _run(conversations.get_conversation, owner, conversation_id)
 
     async def list_conversations(self, owner: Owner) -> list[Conversation]:
         """`owner`'s conversations, most recently updated first."""
-        from chatomon.django import models
-        from chatomon.django.persistence import rows
+        from chatomon.django.persistence import conversations
 
-        mine = models.Conversation.objects.filter(owner_kind=owner.kind, owner_key=owner.key)
-        return [rows.conversation_record(row) async for row in mine.order_by("-updated_at")]
+        return await _run(conversations.list_conversations, owner)
 
     async def save_summary(
         self, owner: Owner, conversation_id: UUID, summary: ConversationSummary
     ) -> Conversation:
         """Store the context summary of the conversation."""
-        from chatomon.django.persistence import queries, rows
+        from chatomon.django.persistence import conversations
 
-        await _run(queries.save_summary, owner, conversation_id, summary)
-        return rows.conversation_record(await _run(queries.owned, owner, conversation_id))
+        return await _run(conversations.save_summary, owner, conversation_id, summary)
 
     async def append_messages(
         self,
@@ -133,18 +103,15 @@ class DjangoStore:
         now: datetime | None = None,
     ) -> list[StoredMessage]:
         """Append items at the next positions, in order."""
-        from chatomon.django.persistence import queries
+        from chatomon.django.persistence import conversations
 
-        return await _run(queries.append_messages, owner, conversation_id, items, aware(now))
+        return await _run(conversations.append_messages, owner, conversation_id, items, aware(now))
 
     async def messages(self, owner: Owner, conversation_id: UUID) -> list[StoredMessage]:
         """The conversation's items in position order."""
-        from chatomon.django import models
-        from chatomon.django.persistence import queries, rows
+        from chatomon.django.persistence import conversations
 
-        conversation = await _run(queries.owned, owner, conversation_id)
-        items = models.ChatMessage.objects.filter(conversation=conversation).order_by("position")
-        return [rows.message_record(row) async for row in items]
+        return await _run(conversations.messages, owner, conversation_id)
 
     async def start_turn(
         self,
@@ -155,39 +122,18 @@ class DjangoStore:
         now: datetime | None = None,
     ) -> TurnRecord:
         """Record a new running turn."""
-        from chatomon.django import models
-        from chatomon.django.persistence import queries, rows
+        from chatomon.django.persistence import turns
 
-        conversation = await _run(queries.owned, owner, conversation_id)
-        turn_id = turn_id or uuid.uuid4().hex
-        if await models.Turn.objects.filter(pk=turn_id).aexists():
-            raise ValueError(f"turn {turn_id!r} already exists")
-        row = await models.Turn.objects.acreate(
-            id=turn_id, conversation=conversation, status="running", started_at=aware(now)
-        )
-        return rows.turn_record(row)
+        turn_id = turn_id or uuid4().hex
+        return await _run(turns.start_turn, owner, conversation_id, turn_id, aware(now))
 
     async def open_turn(
         self, owner: Owner, conversation_id: UUID | None, *, now: datetime | None = None
     ) -> OpenedTurn | None:
-        """Start a running turn (2 statements new, 3 existing; see `queries.open_turn`)."""
-        from chatomon.django.persistence import queries
+        """Start a running turn (2 statements new, 3 existing; see `turns.open_turn`)."""
+        from chatomon.django.persistence import turns
 
-        return await _run(queries.open_turn, owner, conversation_id, aware(now))
-
-    async def plan_turn(
-        self, owner: Owner, conversation_id: UUID | None, *, now: datetime | None = None
-    ) -> PlannedTurn | None:
-        """`open_turn` without writing (no statement new, 2 reads existing)."""
-        from chatomon.django.persistence import queries
-
-        return await _run(queries.plan_turn, owner, conversation_id, aware(now))
-
-    async def record_turn(self, planned: PlannedTurn) -> None:
-        """Write a planned turn as running (and its conversation, when new)."""
-        from chatomon.django.persistence import queries
-
-        await _run(queries.record_turn, planned)
+        return await _run(turns.open_turn, owner, conversation_id, aware(now))
 
     async def close_turn(
         self,
@@ -200,40 +146,13 @@ class DjangoStore:
         report: TurnReport | None = None,
         now: datetime | None = None,
         position: int | None = None,
-        planned: PlannedTurn | None = None,
     ) -> None:
-        """Append the last items and end the turn in one transaction (3 statements)."""
-        from chatomon.django.persistence import queries
+        """Append the last items and end the turn in one transaction (see `turns.close_turn`)."""
+        from chatomon.django.persistence import turns
 
         await _run(
-            queries.close_turn, owner, conversation_id, turn_id, items=items, status=status,
-            report=report, now=aware(now), position=position, planned=planned,
-        )  # fmt: skip
-
-    def plan_turn_here(self, owner: Owner, conversation_id: UUID | None) -> PlannedTurn | None:
-        """`plan_turn` on the calling thread, for sync code where the ORM may run."""
-        from chatomon.django.persistence import queries
-
-        return queries.plan_turn(owner, conversation_id, aware(None))
-
-    def close_turn_here(
-        self,
-        owner: Owner,
-        conversation_id: UUID,
-        turn_id: str,
-        *,
-        items: Sequence[MessageItem],
-        status: TurnStatus,
-        report: TurnReport | None,
-        position: int | None,
-        planned: PlannedTurn | None = None,
-    ) -> None:
-        """`close_turn` on the calling thread (a `chatomon.chat.turn_ending.TurnCloser`)."""
-        from chatomon.django.persistence import queries
-
-        queries.close_turn(
-            owner, conversation_id, turn_id, items=items, status=status, report=report,
-            now=aware(None), position=position, planned=planned,
+            turns.close_turn, owner, conversation_id, turn_id, items=items, status=status,
+            report=report, now=aware(now), position=position,
         )  # fmt: skip
 
     async def update_turn(
@@ -246,17 +165,15 @@ class DjangoStore:
         now: datetime | None = None,
     ) -> TurnRecord:
         """Move the turn to `status` (validated)."""
-        from chatomon.django.persistence import queries
+        from chatomon.django.persistence import turns
 
-        return await _run(queries.update_turn, turn_id, status, report, usage, aware(now))
+        return await _run(turns.update_turn, turn_id, status, report, usage, aware(now))
 
     async def get_turn(self, turn_id: str) -> TurnRecord | None:
         """The turn, or None."""
-        from chatomon.django import models
-        from chatomon.django.persistence import rows
+        from chatomon.django.persistence import turns
 
-        row = await models.Turn.objects.filter(pk=turn_id).afirst()
-        return rows.turn_record(row) if row is not None else None
+        return await _run(turns.get_turn, turn_id)
 
     async def list_turns(
         self,
@@ -266,17 +183,9 @@ class DjangoStore:
         limit: int | None = None,
     ) -> list[TurnRecord]:
         """Turns matching every filter given, most recently started first."""
-        from chatomon.django import models
-        from chatomon.django.persistence import rows
+        from chatomon.django.persistence import turns
 
-        turns = models.Turn.objects.order_by("-started_at")
-        if conversation_id is not None:
-            turns = turns.filter(conversation_id=conversation_id)
-        if status is not None:
-            turns = turns.filter(status=status)
-        if limit is not None:
-            turns = turns[:limit]
-        return [rows.turn_record(row) async for row in turns]
+        return await _run(turns.list_turns, conversation_id, status, limit)
 
     async def create_confirmation(
         self,
@@ -294,10 +203,10 @@ class DjangoStore:
         now: datetime | None = None,
     ) -> PendingConfirmation:
         """Record a pending confirmation."""
-        from chatomon.django.persistence import queries
+        from chatomon.django.persistence import confirmations
 
         return await _run(
-            queries.create_confirmation, owner, conversation_id, turn_id=turn_id,
+            confirmations.create_confirmation, owner, conversation_id, turn_id=turn_id,
             call_id=call_id, mutation=mutation, input=dict(input), preview=preview,
             approver=approver, expires_at=aware(expires_at), state=dict(state),
             created_at=aware(now),
@@ -307,24 +216,17 @@ class DjangoStore:
         self, confirmation_id: UUID, *, owner: Owner | None = None, now: datetime | None = None
     ) -> PendingConfirmation | None:
         """The confirmation as of `now`, or None."""
-        from chatomon.django.persistence import queries, rows
+        from chatomon.django.persistence import confirmations
 
-        row = await queries.visible_confirmations(owner).filter(pk=confirmation_id).afirst()
-        return rows.confirmation_record(row).as_of(aware(now)) if row is not None else None
+        return await _run(confirmations.get_confirmation, confirmation_id, owner, aware(now))
 
     async def list_pending(
         self, approver: Approver | None = None, *, now: datetime | None = None
     ) -> list[PendingConfirmation]:
         """Pending, unexpired confirmations, oldest first."""
-        from chatomon.django import models
-        from chatomon.django.persistence import rows
+        from chatomon.django.persistence import confirmations
 
-        pending = models.PendingConfirmation.objects.filter(
-            status="pending", expires_at__gt=aware(now)
-        )
-        if approver is not None:
-            pending = pending.filter(approver=approver)
-        return [rows.confirmation_record(row) async for row in pending.order_by("created_at")]
+        return await _run(confirmations.list_pending, approver, aware(now))
 
     async def claim(
         self,
@@ -337,10 +239,10 @@ class DjangoStore:
         now: datetime | None = None,
     ) -> PendingConfirmation | None:
         """Decide a pending, unexpired confirmation; None to every loser."""
-        from chatomon.django.persistence import queries
+        from chatomon.django.persistence import confirmations
 
         return await _run(
-            queries.claim, confirmation_id, decision=decision, decided_by=decided_by,
+            confirmations.claim, confirmation_id, decision=decision, decided_by=decided_by,
             reason=reason, owner=owner, now=aware(now),
         )  # fmt: skip
 
@@ -348,12 +250,12 @@ class DjangoStore:
         self, now: datetime | None = None, *, confirmation_id: UUID | None = None
     ) -> list[PendingConfirmation]:
         """Mark pending confirmations past expiry as expired; returns them."""
-        from chatomon.django.persistence import queries
+        from chatomon.django.persistence import confirmations
 
-        return await _run(queries.expire_due, aware(now), confirmation_id)
+        return await _run(confirmations.expire_due, aware(now), confirmation_id)
 
     async def prune(self, older_than: datetime) -> dict[str, int]:
         """Delete stale conversations (with their items) and old resolved confirmations."""
-        from chatomon.django.persistence import queries
+        from chatomon.django.persistence import conversations
 
-        return await _run(queries.prune, aware(older_than))
+        return await _run(conversations.prune, aware(older_than))

@@ -15,7 +15,7 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from chatomon.django.persistence import queries
+from chatomon.django.persistence import confirmations, conversations, turns
 from chatomon.django.settings import ChatSettings, chat_settings
 from chatomon.errors import ChatConfigurationError
 
@@ -40,7 +40,7 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from error
         expired = self._expire(settings)
         hours = settings.ttl_hours
-        counts = queries.prune(datetime.now(UTC) - timedelta(hours=hours))
+        counts = conversations.prune(datetime.now(UTC) - timedelta(hours=hours))
         self.stdout.write(
             f"chat_cleanup (ttl_hours={hours:g}): expired {expired} confirmation(s); "
             f"deleted {counts['conversations']} conversation(s), {counts['messages']} "
@@ -51,9 +51,9 @@ class Command(BaseCommand):
     def _expire(self, settings: ChatSettings) -> int:
         if not settings.enabled:
             now = datetime.now(UTC)
-            expired = queries.expire_due(now)
+            expired = confirmations.expire_due(now)
             for confirmation in expired:  # nothing can resume them: they end here
-                queries.update_turn(confirmation.turn_id, "aborted", None, None, now)
+                turns.update_turn(confirmation.turn_id, "aborted", None, None, now)
             return len(expired)
         from chatomon.django.service import chat_service  # noqa: PLC0415 - needs ready apps
 

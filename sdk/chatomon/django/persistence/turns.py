@@ -1,0 +1,186 @@
+"""Turns on the ORM: opening, moving and closing them, the sync units of work of a chat turn.
+
+A turn moves only along `chatomon.chat.store.records.TURN_TRANSITIONS`, each move one
+conditional UPDATE (filtered on the statuses it may come from), so two writers never both
+move a turn. Every chat turn runs `open_turn` and `close_turn`; their statement counts are
+pinned by tests/stores/test_turn_queries.py.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from django.db import IntegrityError, router, transaction
+
+from chatomon.chat.store.records import (
+    MessageItem,
+    OpenedTurn,
+    Owner,
+    StoredMessage,
+    TurnRecord,
+    check_transition,
+    predecessors,
+)
+from chatomon.django import models
+from chatomon.django.persistence.conversations import append, items_of, owned, owners_conversation
+from chatomon.django.persistence.rows import conversation_record, turn_record
+from chatomon.schemas import TokenUsage, TurnReport
+
+__all__ = [
+    "close_turn",
+    "get_turn",
+    "list_turns",
+    "move",
+    "open_turn",
+    "start_turn",
+    "turn_changes",
+    "update_turn",
+]
+
+
+def open_turn(owner: Owner, conversation_id: UUID | None, now: datetime) -> OpenedTurn | None:
+    """Start a running turn: 2 statements for a new conversation, 3 for an existing one.
+
+    No transaction: the turn is inserted last, so a failure leaves at most an empty
+    conversation, and the reads before it need no snapshot of their own.
+    """
+    messages: list[StoredMessage] = []
+    if conversation_id is None:
+        conversation = models.Conversation.objects.create(
+            owner_kind=owner.kind, owner_key=owner.key, created_at=now, updated_at=now
+        )
+    else:
+        found = owners_conversation(owner, conversation_id).first()
+        if found is None:
+            return None
+        conversation, messages = found, items_of(found.pk)
+    turn = models.Turn.objects.create(
+        id=uuid.uuid4().hex, conversation=conversation, status="running", started_at=now
+    )
+    return OpenedTurn(conversation_record(conversation), messages, turn_record(turn))
+
+
+def start_turn(owner: Owner, conversation_id: UUID, turn_id: str, now: datetime) -> TurnRecord:
+    """Insert a running turn in the owner's conversation (3 statements).
+
+    Raises:
+        ValueError: A turn of that id exists.
+    """
+    conversation = owned(owner, conversation_id)
+    if models.Turn.objects.filter(pk=turn_id).exists():
+        raise ValueError(f"turn {turn_id!r} already exists")
+    row = models.Turn.objects.create(
+        id=turn_id, conversation=conversation, status="running", started_at=now
+    )
+    return turn_record(row)
+
+
+def close_turn(
+    owner: Owner,
+    conversation_id: UUID,
+    turn_id: str,
+    *,
+    items: Sequence[MessageItem],
+    status: str,
+    report: TurnReport | None,
+    now: datetime,
+    position: int | None = None,
+) -> None:
+    """Move the turn and append its last items: 3 statements in one transaction.
+
+    The move, the conversation's touch (owner check and row lock) and one insert of all
+    items. `position` is where the caller expects the items to start (the conversation's
+    length when its turn opened). A concurrent turn of the same conversation may have taken
+    it: the unique position then fails the insert, and the work is redone after reading the
+    real end (4 statements), so the common case needs no read at all.
+
+    Raises:
+        TurnTransitionError: The turn may not move to `status` (nothing is stored).
+        ConversationNotFoundError: The conversation is not the owner's (nothing is stored).
+        LookupError: No such turn.
+    """
+    changes = turn_changes(status, report, None, now)
+
+    def write(at: int | None) -> None:
+        with transaction.atomic(using=router.db_for_write(models.Turn)):
+            move(turn_id, status, changes)
+            append(owner, conversation_id, items, now, at)
+
+    if position is not None:
+        try:
+            write(position)
+            return
+        except IntegrityError:
+            pass  # another turn wrote there meanwhile: the transaction was rolled back
+    write(None)
+
+
+def turn_changes(
+    status: str, report: TurnReport | None, usage: TokenUsage | None, now: datetime
+) -> dict[str, Any]:
+    """The column values of a move to `status` (an end stamps `finished_at`)."""
+    changes: dict[str, Any] = {"status": status}
+    if status in ("completed", "aborted"):
+        changes["finished_at"] = now
+    if report is not None:
+        changes.update(
+            report=report.model_dump(mode="json"),
+            final_action=report.final_action,
+            escalated=report.escalated,
+        )
+        usage = usage if usage is not None else report.usage
+    if usage is not None:
+        changes.update(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
+    return changes
+
+
+def move(turn_id: str, status: str, changes: dict[str, Any]) -> None:
+    """Apply `changes` in one conditional UPDATE: only from a status that may move there.
+
+    Raises:
+        TurnTransitionError: The turn's status does not allow the move.
+        LookupError: No such turn.
+    """
+    movable = models.Turn.objects.filter(pk=turn_id, status__in=sorted(predecessors(status)))
+    while not movable.update(**changes):
+        found = models.Turn.objects.filter(pk=turn_id).values_list("status", flat=True).first()
+        if found is None:
+            raise LookupError(f"no turn {turn_id!r}")
+        # Raises unless another writer moved the turn to an allowed source meanwhile.
+        check_transition(turn_id, found, status)
+
+
+def update_turn(
+    turn_id: str,
+    status: str,
+    report: TurnReport | None,
+    usage: TokenUsage | None,
+    now: datetime,
+) -> TurnRecord:
+    """Move a turn, conditionally on its current status (2 statements: move, read)."""
+    move(turn_id, status, turn_changes(status, report, usage, now))
+    return turn_record(models.Turn.objects.get(pk=turn_id))
+
+
+def get_turn(turn_id: str) -> TurnRecord | None:
+    """The turn, or None (1 statement)."""
+    row = models.Turn.objects.filter(pk=turn_id).first()
+    return turn_record(row) if row is not None else None
+
+
+def list_turns(
+    conversation_id: UUID | None, status: str | None, limit: int | None
+) -> list[TurnRecord]:
+    """Turns matching every filter given, most recently started first (1 statement)."""
+    turns = models.Turn.objects.order_by("-started_at")
+    if conversation_id is not None:
+        turns = turns.filter(conversation_id=conversation_id)
+    if status is not None:
+        turns = turns.filter(status=status)
+    if limit is not None:
+        turns = turns[:limit]
+    return [turn_record(row) for row in turns]
