@@ -6,8 +6,8 @@
   console makes it, answered with the envelope of the resumed turn;
 - `GET test/turns/`: the ten latest turns, newest first, with their status;
 - `POST test/seed/`: creates a part, returns its id;
-- `POST test/ping/`: an empty async view behind the project's middleware (the transport
-  benchmark's floor: what any request costs before chat does anything).
+- `POST test/ping/`: an async view answering `{}` behind the project's middleware (the
+  transport benchmark's floor: what any request costs before chat does anything).
 """
 
 from __future__ import annotations
@@ -68,4 +68,5 @@ def seed_part(request: HttpRequest) -> HttpResponse:
 
 
 async def ping(request: HttpRequest) -> HttpResponse:
-    return JsonResponse({"ok": True})
+    """The floor: an empty JSON object, nothing read or written."""
+    return JsonResponse({})

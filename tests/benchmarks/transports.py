@@ -1,46 +1,55 @@
-"""The chat transports under load, and the server's own time per request.
+"""The chat transports on Django's own `ASGIHandler`: the server's time per request, and load.
 
-Run: `python tests/benchmarks/transports.py`.
+Run: `python tests/benchmarks/transports.py` (`--profile` instead: where the time of a
+plain answer and of a read goes, see `tests/benchmarks/transport_profile.py`).
 
-1. Load: one uvicorn process serving the test project (tests/asgi_app), the rules provider
-   answering after 200 ms. 500 concurrent WebSocket conversations (one message each, until
-   `done`), then 200 concurrent SSE streams. Reported: p50/p99 turn latency, errors (any
-   fails the run, after the results are written), the server's peak resident memory (VmHWM).
-2. Single client, in process: `POST /chat/` driven straight into the ASGI application (no
-   socket: the server's own time) with an instant provider — a plain answer and a read with
-   one query round — beside the same turns run directly through ChatService, so the
-   transport's share is visible, and an empty view behind the same middleware (the floor
-   any request pays before chat runs). Targets: plain ≤ 2 ms median, read ≤ 5 ms median.
-   Each series runs on one event loop, as under an ASGI server, with Django's
-   `ASGIHandler` and with `chatomon.django.asgi.RequestThreadsHandler`, whose middleware
-   chain runs as Django runs it ("async") or on the request thread in one trip ("auto",
-   the test project's). Django's handler runs every request in its own
-   `ThreadSensitiveContext`, so its sync work gets a new worker thread (started and joined
-   per request) and a new database connection whatever CONN_MAX_AGE says; the
-   request-threads handler keeps both. In Django's async chain each method of a sync-only
-   middleware (sessions, CSRF, auth) is a thread hop, and so are `request_started`,
-   closing the response and every ORM call of the turn; with the sync chain the whole
-   request, its turn included (`chatomon.django.request_loop`), is one trip to the request
-   thread. The test project's own settings apply, its `permission` check included. Each
-   handler is measured in a process of its own, as a deployment serves with one.
+1. Single client, in process. `POST` requests driven straight into Django's `ASGIHandler`
+   (`django.core.asgi.get_asgi_application`; no socket, so the figure is the server's own
+   time), the provider answering at once; the median of 300 after 30 warm-up requests:
+   - the floor: `POST /test/ping/`, an async view answering `{}` behind the test project's
+     middleware (sessions, CSRF, authentication), what any request of this stack costs
+     before chat does anything;
+   - a plain answer (`POST /chat/` "hello") and a read with one query round
+     ("query PartManager");
+   - the same two turns straight through `ChatService` (no HTTP), so that the transport's
+     share shows.
+   Targets (issue 17): plain <= floor + 2 ms, read <= floor + 3 ms; the table says pass
+   or fail (timings are reported, never asserted). Each series runs on one event loop, as
+   under an ASGI server; the HTTP series and the ChatService series each run in a process
+   of their own, as a deployment serves. The test project's own settings apply, its
+   `permission` check and rate limit included; one client keeps the session cookie its
+   first chat request got and starts a new conversation with every message.
+2. Load: one uvicorn process serving the test project, the rules provider answering after
+   200 ms: 500 concurrent WebSocket conversations (one message each, until `done`), then
+   200 concurrent SSE streams. Reported: p50/p99 turn latency, errors (any fails the run,
+   after the results are written), the server's peak resident memory (VmHWM), and on
+   PostgreSQL the most sessions its database had at once beside the server's
+   `max_connections`.
 
-Single client: the embedded defaults (SQLite in a file, the local-memory cache), and the
-scale-out stack too when DATABASE_URL is set (PostgreSQL; the Redis cache, which the rate
-limit then goes through, when REDIS_URL is set). Load: SQLite, or PostgreSQL when
-DATABASE_URL is set. Writes results/transports.json.
+Stacks: SQLite in a file (WAL, as `tests.django_settings` configures a file URL), the
+local-memory cache and the in-memory channel layer, always; PostgreSQL when DATABASE_URL
+is set (fresh databases beside DATABASE_URL's, dropped afterwards), on Django's connection
+pool when psycopg_pool is importable (`tests/benchmarks/transports_settings.py`: the test
+project's own settings do not pool), with the Redis cache and channel layer when REDIS_URL
+is set. Writes results/transports.json.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
+from uuid import uuid4
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -50,88 +59,94 @@ WEBSOCKETS = 500
 STREAMS = 200
 REQUESTS = 300
 WARMUP = 30
+SETTINGS = "tests.benchmarks.transports_settings"
+"""The test project's settings, with Django's PostgreSQL pool when psycopg_pool is there."""
+CHILD = "--series"
+"""The argument that makes this script a child measuring one series (see `measure`)."""
+HTTP = "Django ASGIHandler"
+SERVICE = "ChatService alone"
+"""The two single-client series, each measured in a child process of its own."""
 
 
-async def one_socket(server: Any, index: int) -> float:
-    from websockets.asyncio.client import connect  # noqa: PLC0415
+@dataclass(frozen=True)
+class SingleRequest:
+    """One kind of request the single client sends."""
 
-    async with connect(server.ws_url + "/chat/", origin=server.url, open_timeout=60) as socket:
-        started = time.perf_counter()
-        await socket.send(json.dumps({"type": "message", "text": f"hello {index}"}))
-        while True:
-            event = json.loads(await socket.recv())
-            if event["type"] in ("done", "error"):
-                if event["type"] == "error":
-                    raise RuntimeError(event["code"])
-                return (time.perf_counter() - started) * 1000
+    key: str
+    label: str
+    path: str
+    text: str
+    target_over_floor_ms: float | None
+    """How much slower than the floor it may be (issue 17); None for the floor itself."""
 
-
-async def one_stream(server: Any, client: Any, token: str, index: int) -> float:
-    started = time.perf_counter()
-    headers = {"X-CSRFToken": token, "Accept": "text/event-stream"}
-    async with client.stream(
-        "POST", "/chat/stream/", json={"text": f"hello {index}"}, headers=headers
-    ) as response:
-        body = b"".join([chunk async for chunk in response.aiter_raw()])
-    if b'"type":"done"' not in body:
-        raise RuntimeError(body[-200:].decode())
-    return (time.perf_counter() - started) * 1000
+    @property
+    def is_turn(self) -> bool:
+        """Whether it runs a chat turn (so that ChatService alone can run it too)."""
+        return self.target_over_floor_ms is not None
 
 
-async def gather_all(jobs: list[Any]) -> tuple[list[float], int]:
-    results = await asyncio.gather(*jobs, return_exceptions=True)
-    latencies = [r for r in results if isinstance(r, float)]
-    return latencies, len(results) - len(latencies)
+FLOOR = SingleRequest("floor", "empty view (floor)", "/test/ping/", "", None)
+SINGLE_REQUESTS = (
+    FLOOR,
+    SingleRequest("plain", "plain answer", "/chat/", "hello", 2.0),
+    SingleRequest("read", "read, one query round", "/chat/", "query PartManager", 3.0),
+)
 
 
-def peak_memory_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return round(int(line.split()[1]) / 1024, 1)
-    return 0.0
+@dataclass(frozen=True)
+class Stack:
+    """A database (and cache) the benchmark runs on."""
+
+    label: str
+    database: str
+    """"sqlite" or "postgresql"."""
+    redis_url: str = ""
+
+    def environment(self, database_url: str) -> dict[str, str]:
+        """The environment of a process (a child or the server) of this stack."""
+        from tests.asgi_app.servers import server_environment  # noqa: PLC0415
+
+        env = server_environment(
+            DATABASE_URL=database_url,
+            REDIS_URL=self.redis_url,
+            # Keys of its own in Redis: counters and groups of earlier runs stay apart.
+            CHATOMON_TEST_PREFIX=f"chatomon-bench-{uuid4().hex[:8]}",
+        )
+        env["DJANGO_SETTINGS_MODULE"] = SETTINGS
+        return env
 
 
-async def load(database_url: str) -> list[dict[str, Any]]:
-    import httpx  # noqa: PLC0415
-
-    from tests.asgi_app.servers import AsgiServer, migrate, server_environment  # noqa: PLC0415
-
-    env = server_environment(
-        DATABASE_URL=database_url,
-        CHATOMON_TEST_PROVIDER_DELAY="0.2",
-    )
-    migrate(env)
-    server = AsgiServer(env).start()
-    rows = []
-    try:
-        assert server.process is not None
-        started = time.perf_counter()
-        latencies, errors = await gather_all([one_socket(server, i) for i in range(WEBSOCKETS)])
-        rows.append(_row("WebSocket", WEBSOCKETS, latencies, errors, started, server))
-        limits = httpx.Limits(max_connections=STREAMS + 10)
-        async with httpx.AsyncClient(base_url=server.url, timeout=120, limits=limits) as client:
-            token = (await client.get("/test/csrf/")).json()["token"]
-            started = time.perf_counter()
-            jobs = [one_stream(server, client, token, i) for i in range(STREAMS)]
-            latencies, errors = await gather_all(jobs)
-        rows.append(_row("SSE", STREAMS, latencies, errors, started, server))
-    finally:
-        server.stop()
-    return rows
+def stacks() -> list[Stack]:
+    """SQLite with local memory; PostgreSQL (and Redis) when DATABASE_URL (REDIS_URL) is set."""
+    found = [Stack("sqlite + local memory", "sqlite")]
+    if os.environ.get("DATABASE_URL", "").startswith("postgres"):
+        redis_url = os.environ.get("REDIS_URL", "")
+        pooled = "pool" if postgres_pooled() else "no pool"
+        cache = "redis" if redis_url else "local memory"
+        found.append(Stack(f"postgresql ({pooled}) + {cache}", "postgresql", redis_url))
+    return found
 
 
-def _row(
-    kind: str, count: int, latencies: list[float], errors: int, started: float, server: Any
-) -> dict[str, Any]:
-    return {
-        "transport": kind,
-        "concurrent": count,
-        "p50_ms": round(percentile(latencies, 0.5), 1) if latencies else None,
-        "p99_ms": round(percentile(latencies, 0.99), 1) if latencies else None,
-        "errors": errors,
-        "wall_s": round(time.perf_counter() - started, 2),
-        "server_peak_mb": peak_memory_mb(server.process.pid),
-    }
+def postgres_pooled() -> bool:
+    """Whether the benchmark's settings put PostgreSQL on Django's pool (psycopg_pool)."""
+    import importlib.util  # noqa: PLC0415
+
+    return importlib.util.find_spec("psycopg_pool") is not None
+
+
+@contextlib.contextmanager
+def fresh_database(stack: Stack, folder: str, purpose: str) -> Iterator[str]:
+    """The URL of an empty database of `stack` for `purpose`; a PostgreSQL one is dropped after."""
+    if stack.database == "sqlite":
+        yield f"sqlite:///{folder}/{purpose}.sqlite3"
+        return
+    from tests.asgi_app.servers import postgres_database  # noqa: PLC0415
+
+    with postgres_database(f"bench_{purpose}") as url:
+        yield url
+
+
+# --- 1. Single client, in process -------------------------------------------------------
 
 
 async def asgi_post(
@@ -156,6 +171,8 @@ async def asgi_post(
         if not delivered:
             delivered = True
             return {"type": "http.request", "body": body, "more_body": False}
+        # The client stays connected: the handler's disconnect listener waits here until
+        # the response is sent, and is then cancelled.
         await asyncio.sleep(3600)
         return {"type": "http.disconnect"}
 
@@ -174,34 +191,16 @@ async def asgi_post(
     )
 
 
-HANDLERS: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("Django ASGIHandler", {}),
-    ("RequestThreadsHandler, async chain", {"middleware": "async"}),
-    ("RequestThreadsHandler (auto: sync chain)", {"middleware": "auto"}),
-)
-"""The HTTP handlers compared: Django's own; chatomon's keeping request threads, with the
-middleware run as Django runs it; and the test project's (the sync middleware in one trip)."""
-SINGLE_REQUESTS = (
-    ("empty view (floor)", "/test/ping/", ""),
-    ("plain answer", "/chat/", "hello"),
-    ("read, one query round", "/chat/", "query PartManager"),
-)
-"""What the single client sends: the floor is an empty view behind the same middleware."""
-
-
-async def serve(application: Any, path: str, text: str) -> list[float]:
-    """Milliseconds per request of WARMUP + REQUESTS posts (the warm-up ones dropped).
-
-    One client: it keeps the session cookie its first chat request got (its anonymous chat
-    identity), and starts a new conversation with every message.
-    """
-    body = json.dumps({"text": text}).encode()
+async def serve(application: Any, request: SingleRequest) -> list[float]:
+    """Milliseconds per request of WARMUP + REQUESTS posts (the warm-up ones dropped)."""
+    body = json.dumps({"text": request.text}).encode()
     cookie = b"csrftoken=benchmarkbenchmarkbenchmarkbench"
     samples = []
     for number in range(WARMUP + REQUESTS):
-        status, content, seconds, headers = await asgi_post(application, path, body, cookie)
+        status, content, seconds, headers = await asgi_post(application, request.path, body, cookie)
         assert status == 200, content[:300]
-        assert path != "/chat/" or b'"done"' in content, content[:300]
+        answer = json.loads(content)
+        assert answer["events"][-1]["type"] == "done" if request.is_turn else answer == {}, answer
         cookie = _with_session(cookie, headers)
         if number >= WARMUP:
             samples.append(seconds * 1000)
@@ -221,9 +220,9 @@ async def direct_turns(text: str) -> list[float]:
     from chatomon.django.service import chat_service  # noqa: PLC0415
 
     samples = []
+    owner = Owner.session("bench")
     for number in range(WARMUP + REQUESTS):
         started = time.perf_counter()
-        owner = Owner.session("bench")
         events = [e async for e in chat_service().run_turn(None, text, owner=owner)]
         assert events[-1]["type"] == "done", events[-1]
         if number >= WARMUP:
@@ -231,125 +230,310 @@ async def direct_turns(text: str) -> list[float]:
     return samples
 
 
-SERVICE = "ChatService alone"
-"""The child measuring the same turns run straight through ChatService, not over HTTP."""
+def prepare_child() -> Any:
+    """Set Django up on the environment's settings and database, create and seed the
+    tables; Django's ASGI application."""
+    from django.core.asgi import get_asgi_application  # noqa: PLC0415
 
-
-def single_client(database_url: str, measured: str) -> dict[str, list[float]]:
-    """Milliseconds of each single-client request of one handler (`measured`, a name of
-    HANDLERS), or of the same turns straight through ChatService (`SERVICE`).
-
-    Each series runs on one event loop, as under an ASGI server. Persistent database
-    connections are on (`CONN_MAX_AGE`), which only a handler keeping its threads can use.
-    """
-    os.environ.update(DATABASE_URL=database_url, DJANGO_SETTINGS_MODULE="tests.asgi_app.settings")
-    import django  # noqa: PLC0415
-    from django.core.handlers.asgi import ASGIHandler  # noqa: PLC0415
+    application = get_asgi_application()
     from django.core.management import call_command  # noqa: PLC0415
     from django.db import connections  # noqa: PLC0415
 
-    from chatomon.django.asgi import RequestThreadsHandler  # noqa: PLC0415
-
-    django.setup()
-    connections.settings["default"]["CONN_MAX_AGE"] = 60
-    call_command("migrate", verbosity=0)
     from tests.benchmarks.chat import seed  # noqa: PLC0415
 
+    call_command("migrate", verbosity=0)
     seed()
-    samples: dict[str, list[float]] = {}
-    for label, path, text in SINGLE_REQUESTS:
-        if measured == SERVICE:
-            if text:
-                samples[label] = asyncio.run(direct_turns(text))
-            continue
-        options = dict(HANDLERS)[measured]
-        handler = RequestThreadsHandler(**options) if options else ASGIHandler()
-        samples[label] = asyncio.run(serve(handler, path, text))
-        if isinstance(handler, RequestThreadsHandler):
-            handler.close()
-    return samples
+    # The set-up's connection goes back (to the pool, on PostgreSQL): requests use their own.
+    connections.close_all()
+    return application
 
 
-def single_client_rows(database: str, environment: dict[str, str]) -> list[dict[str, Any]]:
-    """The single-client rows of one stack: each handler measured in a process of its own.
+def measure(series: str) -> dict[str, list[float]]:
+    """Milliseconds of each single-client request of `series` (HTTP or SERVICE), by key.
 
-    A process serves with one handler, as a deployment does: measured one after the other
-    in one process, the handlers that start a thread and a connection per request slowed
-    the series after them down.
+    Each kind of request runs on one event loop, as under an ASGI server.
     """
-    measured = {
-        name: run_child(__file__, database, name, env=environment)
-        for name in (SERVICE, *dict(HANDLERS))
-    }
+    application = prepare_child()
+    if series == SERVICE:
+        return {r.key: asyncio.run(direct_turns(r.text)) for r in SINGLE_REQUESTS if r.is_turn}
+    return {r.key: asyncio.run(serve(application, r)) for r in SINGLE_REQUESTS}
+
+
+def single_client_rows(stack: Stack, database_url: str) -> list[dict[str, Any]]:
+    """The single-client rows of one stack: the HTTP series and ChatService's, each
+    measured in a process of its own."""
+    environment = stack.environment(database_url)
+    measured = {name: run_child(__file__, CHILD, name, env=environment) for name in (HTTP, SERVICE)}
+    floor = statistics.median(measured[HTTP][FLOOR.key])
     rows = []
-    for label, _, text in SINGLE_REQUESTS:
-        service = statistics.median(measured[SERVICE][label]) if text else None
-        for name, _ in HANDLERS:
-            http = measured[name][label]
-            median = statistics.median(http)
-            rows.append({
-                "request": label,
-                "handler": name,
-                "http_median_ms": round(median, 3),
-                "http_p90_ms": round(percentile(http, 0.9), 1),
-                "service_median_ms": None if service is None else round(service, 3),
-                "transport_ms": None if service is None else round(median - service, 3),
-            })  # fmt: skip
+    for request in SINGLE_REQUESTS:
+        http = measured[HTTP][request.key]
+        median = statistics.median(http)
+        row: dict[str, Any] = {
+            "stack": stack.label,
+            "request": request.label,
+            "http_median_ms": round(median, 3),
+            "http_p90_ms": round(percentile(http, 0.9), 2),
+        }
+        if request.target_over_floor_ms is not None:
+            service = statistics.median(measured[SERVICE][request.key])
+            over = median - floor
+            row |= {
+                "service_median_ms": round(service, 3),
+                "transport_ms": round(median - service, 3),
+                "over_floor_ms": round(over, 3),
+                "target": f"floor + {request.target_over_floor_ms:g} ms",
+                "verdict": "pass" if over <= request.target_over_floor_ms else "FAIL",
+            }
+        rows.append(row)
     return rows
 
 
-def main() -> None:
-    if len(sys.argv) == 3:  # child: one handler's (or ChatService's) series on one database
-        print(json.dumps(single_client(sys.argv[1], sys.argv[2])))
-        return
-    single_rows: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory() as folder:
-        # The embedded defaults (SQLite, local-memory cache), then the scale-out stack
-        # (PostgreSQL, and the Redis cache the rate limits use when REDIS_URL is set).
-        embedded = {**os.environ, "REDIS_URL": ""}
-        stacks = [(f"sqlite:///{folder}/single.sqlite3", "sqlite + local memory", embedded)]
-        if os.environ.get("DATABASE_URL", "").startswith("postgres"):
-            cache = "redis" if os.environ.get("REDIS_URL") else "local memory"
-            stacks.append((os.environ["DATABASE_URL"], f"postgresql + {cache}", dict(os.environ)))
-        for database, label, environment in stacks:
-            rows = single_client_rows(database, environment)
-            single_rows += [{"stack": label, **row} for row in rows]
-    print_table(
-        f"POST /chat/ in process, instant provider (median of {REQUESTS}; targets 2 ms / 5 ms)",
-        single_rows,
-        [
-            "stack",
-            "request",
-            "handler",
-            "http_median_ms",
-            "http_p90_ms",
-            "service_median_ms",
-            "transport_ms",
-        ],
+# --- 2. Load: one uvicorn process -------------------------------------------------------
+
+
+async def one_socket(server: Any, index: int) -> float:
+    """Milliseconds from sending one message over a new WebSocket to its terminal event."""
+    from websockets.asyncio.client import connect  # noqa: PLC0415
+
+    async with connect(server.ws_url + "/chat/", origin=server.url, open_timeout=60) as socket:
+        started = time.perf_counter()
+        await socket.send(json.dumps({"type": "message", "text": f"hello {index}"}))
+        while True:
+            event = json.loads(await socket.recv())
+            if event["type"] in ("done", "error"):
+                if event["type"] == "error":
+                    raise RuntimeError(event["code"])
+                return (time.perf_counter() - started) * 1000
+
+
+async def one_stream(client: Any, token: str, index: int) -> float:
+    """Milliseconds of one SSE turn, from the request to the end of the stream."""
+    started = time.perf_counter()
+    headers = {"X-CSRFToken": token, "Accept": "text/event-stream"}
+    async with client.stream(
+        "POST", "/chat/stream/", json={"text": f"hello {index}"}, headers=headers
+    ) as response:
+        body = b"".join([chunk async for chunk in response.aiter_raw()])
+    if b'"type":"done"' not in body:
+        raise RuntimeError(body[-200:].decode())
+    return (time.perf_counter() - started) * 1000
+
+
+@dataclass
+class Outcome:
+    """The latencies of the jobs that succeeded, and what failed the others."""
+
+    latencies: list[float]
+    failures: list[str]
+
+
+async def gather_all(jobs: list[Any]) -> Outcome:
+    """Run the jobs concurrently; none of their failures stops the others."""
+    results = await asyncio.gather(*jobs, return_exceptions=True)
+    return Outcome(
+        [r for r in results if isinstance(r, float)],
+        [f"{type(r).__name__}: {r}"[:200] for r in results if isinstance(r, BaseException)],
     )
+
+
+def peak_memory_mb(pid: int) -> float:
+    """The peak resident memory of a process (VmHWM), in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return 0.0
+
+
+class SessionWatch:
+    """The most sessions a PostgreSQL database had at once, sampled every 20 ms while open.
+
+    The watch itself connects to the `postgres` maintenance database, so it never counts.
+    """
+
+    def __init__(self, database_url: str) -> None:
+        self.database_url = database_url
+        self.peak = 0
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def _sample(self) -> None:
+        import psycopg  # noqa: PLC0415
+
+        from tests.asgi_app.servers import admin_url  # noqa: PLC0415
+
+        name = urlsplit(self.database_url).path.lstrip("/")
+        query = "SELECT count(*) FROM pg_stat_activity WHERE datname = %s"
+        admin = admin_url(self.database_url)
+        async with await psycopg.AsyncConnection.connect(admin, autocommit=True) as connection:
+            while not self._stop.is_set():
+                row = await (await connection.execute(query, (name,))).fetchone()
+                self.peak = max(self.peak, row[0] if row else 0)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), 0.02)
+
+    async def __aenter__(self) -> SessionWatch:
+        self._task = asyncio.create_task(self._sample())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._task is not None:
+            await self._task
+
+
+def max_connections(database_url: str) -> int:
+    """The PostgreSQL server's `max_connections`."""
+    import psycopg  # noqa: PLC0415
+
+    from tests.asgi_app.servers import admin_url  # noqa: PLC0415
+
+    with psycopg.connect(admin_url(database_url)) as connection:
+        row = connection.execute("SHOW max_connections").fetchone()
+    return int(row[0]) if row else 0
+
+
+@contextlib.asynccontextmanager
+async def watched(stack: Stack, database_url: str) -> Any:
+    """A SessionWatch on PostgreSQL, nothing on SQLite (sessions are a server's notion)."""
+    if stack.database != "postgresql":
+        yield None
+        return
+    async with SessionWatch(database_url) as watch:
+        yield watch
+
+
+async def load(stack: Stack, database_url: str) -> list[dict[str, Any]]:
+    """The load rows of one stack: WebSocket conversations, then SSE streams."""
+    import httpx  # noqa: PLC0415
+
+    from tests.asgi_app.servers import AsgiServer, migrate  # noqa: PLC0415
+
+    env = stack.environment(database_url) | {"CHATOMON_TEST_PROVIDER_DELAY": "0.2"}
+    migrate(env)
+    server = AsgiServer(env).start()
+    rows = []
+    try:
+        assert server.process is not None
+        started = time.perf_counter()
+        async with watched(stack, database_url) as watch:
+            outcome = await gather_all([one_socket(server, i) for i in range(WEBSOCKETS)])
+        rows.append(_row(stack, "WebSocket", WEBSOCKETS, outcome, started, server, watch))
+        limits = httpx.Limits(max_connections=STREAMS + 10)
+        async with httpx.AsyncClient(base_url=server.url, timeout=120, limits=limits) as client:
+            token = (await client.get("/test/csrf/")).json()["token"]
+            started = time.perf_counter()
+            async with watched(stack, database_url) as watch:
+                outcome = await gather_all([one_stream(client, token, i) for i in range(STREAMS)])
+        rows.append(_row(stack, "SSE", STREAMS, outcome, started, server, watch))
+    finally:
+        server.stop()
+    return rows
+
+
+def _row(
+    stack: Stack,
+    kind: str,
+    count: int,
+    outcome: Outcome,
+    started: float,
+    server: Any,
+    watch: SessionWatch | None,
+) -> dict[str, Any]:
+    latencies = outcome.latencies
+    return {
+        "stack": stack.label,
+        "transport": kind,
+        "concurrent": count,
+        "p50_ms": round(percentile(latencies, 0.5), 1) if latencies else None,
+        "p99_ms": round(percentile(latencies, 0.99), 1) if latencies else None,
+        "errors": len(outcome.failures),
+        "wall_s": round(time.perf_counter() - started, 2),
+        "server_peak_mb": peak_memory_mb(server.process.pid),
+        "db_sessions_peak": None if watch is None else watch.peak,
+        "first_errors": sorted(set(outcome.failures))[:3],
+    }
+
+
+# --- The run ----------------------------------------------------------------------------
+
+SINGLE_COLUMNS = [
+    "stack",
+    "request",
+    "http_median_ms",
+    "http_p90_ms",
+    "service_median_ms",
+    "transport_ms",
+    "over_floor_ms",
+    "target",
+    "verdict",
+]
+LOAD_COLUMNS = [
+    "stack",
+    "transport",
+    "concurrent",
+    "p50_ms",
+    "p99_ms",
+    "errors",
+    "wall_s",
+    "server_peak_mb",
+    "db_sessions_peak",
+]
+
+
+def run_benchmark() -> None:
+    """Both parts on every stack; the tables, then results/transports.json."""
+    single_rows: list[dict[str, Any]] = []
+    load_rows: list[dict[str, Any]] = []
+    limits: dict[str, int] = {}
     with tempfile.TemporaryDirectory() as folder:
-        database = os.environ.get("DATABASE_URL") or f"sqlite:///{folder}/load.sqlite3"
-        label = "postgresql" if database.startswith("postgres") else "sqlite"
-        load_rows = [{"database": label, **row} for row in asyncio.run(load(database))]
+        for stack in stacks():
+            with fresh_database(stack, folder, "single") as database_url:
+                single_rows += single_client_rows(stack, database_url)
+            with fresh_database(stack, folder, "load") as database_url:
+                if stack.database == "postgresql":
+                    limits[stack.label] = max_connections(database_url)
+                load_rows += asyncio.run(load(stack, database_url))
+    print_table(
+        f"Server time in process, Django's ASGIHandler, instant provider (median of {REQUESTS})",
+        single_rows,
+        SINGLE_COLUMNS,
+    )
+    print()
+    for row in single_rows:
+        if "over_floor_ms" in row:
+            print(
+                f"{row['stack']}: {row['request']} - floor = {row['over_floor_ms']:.2f} ms"
+                f" (target <= {row['target']}: {row['verdict']})"
+            )
     print_table(
         "Concurrent conversations, provider answering after 200 ms (one uvicorn process)",
         load_rows,
-        [
-            "database",
-            "transport",
-            "concurrent",
-            "p50_ms",
-            "p99_ms",
-            "errors",
-            "wall_s",
-            "server_peak_mb",
-        ],
+        LOAD_COLUMNS,
     )
-    payload = {"load": load_rows, "single_client": single_rows}
+    for label, limit in limits.items():
+        print(f"{label}: the server's max_connections = {limit}")
+    for row in load_rows:
+        for failure in row["first_errors"]:
+            print(f"{row['stack']} {row['transport']} failed: {failure}")
+    payload = {"single_client": single_rows, "load": load_rows, "max_connections": limits}
     print(f"written: {write_results('transports', payload)}")
     failed = sum(row["errors"] for row in load_rows)
     if failed:
         raise SystemExit(f"{failed} conversation(s) under load failed")
+
+
+def main() -> None:
+    """The benchmark; with `--series NAME`, a child measuring one single-client series."""
+    if sys.argv[1:2] == [CHILD]:
+        print(json.dumps(measure(sys.argv[2])))
+        return
+    if sys.argv[1:2] == ["--profile"]:
+        from tests.benchmarks.transport_profile import main as profile  # noqa: PLC0415
+
+        profile()
+        return
+    run_benchmark()
 
 
 if __name__ == "__main__":
