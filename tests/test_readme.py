@@ -1,22 +1,28 @@
-"""The README: its two commands first; its examples run as written and print what they say."""
+"""The README: its two commands first; every code block runs as written and does what it says.
+
+Python examples run as scripts in a subprocess (a fresh interpreter, warnings as errors).
+The Django blocks (`myproject/settings.py`, `myproject/audit.py`, `parts/chat.py`,
+`myproject/urls.py`, `myproject/asgi.py`) are written into a project that `startproject`
+and `startapp` make in a temporary folder, which must then pass `manage.py check` and
+import its URLs and its ASGI application.
+"""
 
 from __future__ import annotations
 
-import ast
-import contextlib
-import io
+import os
 import re
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from chatomon import Atom, Blocklist
-from chatomon.chat.store import MemoryStore
-from tests.chat.services import confirm_settings, rename_script, service
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+# The blocks that are files of the README's Django project, by the path on their first line.
+PROJECT_FILE = re.compile(r"# ((?:myproject|parts)/\w+\.py)\b")
 
 
 def python_blocks() -> list[str]:
@@ -28,6 +34,36 @@ def block_with(marker: str) -> str:
     return block
 
 
+def project_files() -> dict[str, str]:
+    """The Django project's blocks, by the file they belong to."""
+    files = {}
+    for block in python_blocks():
+        if match := PROJECT_FILE.match(block):
+            files[match.group(1)] = block
+    return files
+
+
+def clean_environment(**extra: str) -> dict[str, str]:
+    """This environment without the test suite's Django settings; the checkout importable."""
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    return {**env, "PYTHONPATH": str(ROOT), **extra}
+
+
+def run_python(code: str, *, cwd: Path = ROOT, **env: str) -> str:
+    """Run a script in a fresh interpreter (warnings are errors); its standard output."""
+    result = subprocess.run(
+        [sys.executable, "-W", "error", "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=clean_environment(**env),
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
 def test_readme_shows_the_two_commands_first() -> None:
     text = README.read_text()
     first_block = re.search(r"```sh\n(.*?)```", text, flags=re.DOTALL)
@@ -37,69 +73,58 @@ def test_readme_shows_the_two_commands_first() -> None:
     assert sorted(commands) == ["make demo", "make test"]
 
 
-def test_every_python_example_parses_and_its_imports_resolve() -> None:
-    """The examples not run below still name only modules and objects that exist."""
-    flags = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+SCRIPT_MARKERS = (
+    "opening_hours",  # the quickstart
+    "build_provider",
+    "ScriptedProvider([[tool_call",
+    "ToolLoop",
+    "resolve_confirmation",
+    "atom.begin(",
+    "ChatWidget",
+)
+
+
+def test_every_python_block_is_run_by_a_test_below() -> None:
+    """A new example needs a test: each block is a project file or has its script test."""
     for block in python_blocks():
-        tree = compile(block, str(README), "exec", flags=flags)
-        imports = [node for node in tree.body if isinstance(node, ast.Import | ast.ImportFrom)]
-        exec(compile(ast.Module(body=imports, type_ignores=[]), str(README), "exec"), {})
+        run_by = [marker for marker in SCRIPT_MARKERS if marker in block]
+        assert PROJECT_FILE.match(block) or len(run_by) == 1, block[:200]
+    assert sorted(project_files()) == [
+        "myproject/asgi.py",
+        "myproject/audit.py",
+        "myproject/settings.py",
+        "myproject/urls.py",
+        "parts/chat.py",
+    ]
 
 
 def test_quickstart_runs_as_written() -> None:
     quickstart = python_blocks()[0]
-    output = io.StringIO()
-    with contextlib.redirect_stdout(output):
-        exec(compile(quickstart, str(README), "exec"), {})
-    lines = output.getvalue().splitlines()
-    assert lines == [
+    assert "opening_hours" in quickstart
+    assert run_python(quickstart).splitlines() == [
         "We are open Monday to Friday, 9 to 18. orbital_response",
         "We sell bolts in every size. ['regenerate', 'accept']",
     ]
     assert len(quickstart.splitlines()) <= 25
 
 
-def test_provider_examples_run_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-readme-example")  # built, never called
-    namespace: dict[str, Any] = {}
-    exec(compile(block_with("build_provider"), str(README), "exec"), namespace)
-    assert type(namespace["provider"]).__name__ == "OpenAIProvider"
-    assert namespace["atom"].name == "support"
-    namespace = {}
-    exec(compile(block_with("ScriptedProvider([[tool_call"), str(README), "exec"), namespace)
-    assert namespace["provider"].remaining == 2
-
-
-async def test_turn_api_example_runs_as_written() -> None:
-    example = block_with("atom.begin(")
-    source = "async def run():\n" + textwrap.indent(example, "    ") + "    return report\n"
-    namespace: dict[str, Any] = {
-        "atom": Atom("support", lambda messages, guidance: "", output=[Blocklist(["Acme"])]),
-        "my_llm": lambda messages, guidance: "We sell bolts in every size.",
-    }
-    exec(compile(source, str(README), "exec"), namespace)
-    report = await namespace["run"]()
-    assert report.final_action == "answered"
-    assert [attempt.decision for attempt in report.output] == ["accept"]
+def test_provider_examples_run_as_written() -> None:
+    built = block_with("build_provider") + "print(type(provider).__name__, atom.name)\n"
+    # The key is read, never used: nothing is sent.
+    assert run_python(built, OPENAI_API_KEY="sk-readme-example") == "OpenAIProvider support\n"
+    scripted = block_with("ScriptedProvider([[tool_call") + "print(provider.remaining)\n"
+    assert run_python(scripted) == "2\n"
 
 
 def test_data_chat_example_runs_as_written() -> None:
-    example = block_with("ToolLoop")
-    output = io.StringIO()
-    with contextlib.redirect_stdout(output):
-        exec(compile(example, str(README), "exec"), {})
-    assert output.getvalue().splitlines() == [
+    assert run_python(block_with("ToolLoop")).splitlines() == [
         "Mercury uses aluminum parts.",
         '{"data": [{"id": 2, "name": "Mercury"}], "total_count": 1, "has_more": false}',
     ]
 
 
 def test_confirmation_example_runs_as_written() -> None:
-    example = block_with("resolve_confirmation")
-    output = io.StringIO()
-    with contextlib.redirect_stdout(output):
-        exec(compile(example, str(README), "exec"), {})
-    assert output.getvalue().splitlines() == [
+    assert run_python(block_with("resolve_confirmation")).splitlines() == [
         "confirm_mutation renameMaterial",
         "confirmation_resolved",
         "tool_result",
@@ -108,16 +133,100 @@ def test_confirmation_example_runs_as_written() -> None:
     ]
 
 
-async def test_notebook_example_runs_as_written() -> None:
-    example = block_with("ChatWidget")
-    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
-    namespace: dict[str, Any] = {
-        "service": service(
-            MemoryStore(), rename_script("Steel is now Iron."), settings=confirm_settings()
+def test_connector_example_regenerates_and_checks_again() -> None:
+    """A reply the output chain rejects is written again and checked again, then finished."""
+    assert run_python(block_with("atom.begin(")).splitlines() == [
+        "['regenerate', 'accept']",
+        "We sell bolts in every size.",
+    ]
+
+
+def test_notebook_example_runs_as_written() -> None:
+    """The Jupyter cell (top-level await) with the `service` of the example before it."""
+    cell = block_with("ChatWidget")
+    script = textwrap.dedent(
+        """
+        import ast, asyncio
+
+        from chatomon.chat.store import MemoryStore
+        from tests.chat.services import confirm_settings, rename_script, service
+
+        CELL = {cell!r}
+
+        async def main() -> None:
+            namespace = {{"service": service(
+                MemoryStore(), rename_script("Steel is now Iron."), settings=confirm_settings()
+            )}}
+            code = compile(CELL, "README.md", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+            await eval(code, namespace)
+            widget = namespace["widget"]
+            print([m.get("status") for m in widget.messages if m["role"] == "confirmation"])
+            print(widget.messages[-1]["text"], len(widget.reports))
+
+        asyncio.run(main())
+        """
+    ).format(cell=cell)
+    # One TurnReport for the whole, resumed turn.
+    assert run_python(script).splitlines() == ["['approved']", "Steel is now Iron. 1"]
+
+
+@pytest.fixture(scope="module")
+def django_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """startproject + startapp, then the README's Django blocks written into them."""
+    folder = tmp_path_factory.mktemp("readme_project")
+    for command in (["startproject", "myproject", "."], ["startapp", "parts"]):
+        subprocess.run(
+            [sys.executable, "-m", "django", *command],
+            cwd=folder,
+            env=clean_environment(),
+            check=True,
+            capture_output=True,
         )
-    }
-    await eval(compile(example, str(README), "exec", flags=flags), namespace)
-    widget = namespace["widget"]
-    assert [m.get("status") for m in widget.messages if m["role"] == "confirmation"] == ["approved"]
-    assert widget.messages[-1]["text"] == "Steel is now Iron."
-    assert len(widget.reports) == 1  # one TurnReport for the whole, resumed turn
+    for name, block in project_files().items():
+        target = folder / name
+        if name == "myproject/settings.py":  # the README adds to what startproject wrote
+            target.write_text(target.read_text() + "\n" + block)
+        else:
+            target.write_text(block)
+    return folder
+
+
+def test_the_django_blocks_pass_manage_py_check(django_project: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-W", "error", "manage.py", "check", "--fail-level", "WARNING"],
+        cwd=django_project,
+        env=clean_environment(OPENAI_API_KEY="sk-readme-example"),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+    assert "System check identified no issues" in result.stdout
+
+
+def test_the_django_blocks_serve_their_urls_and_asgi_application(django_project: Path) -> None:
+    script = textwrap.dedent(
+        """
+        from channels.routing import ProtocolTypeRouter
+        from myproject.asgi import application  # sets Django up, as a server would
+        from django.conf import settings
+        from django.urls import resolve
+
+        assert isinstance(application, ProtocolTypeRouter), application
+        assert sorted(application.application_mapping) == ["http", "websocket"]
+        print(resolve("/chat/").url_name, resolve("/console/").namespace)
+        from chatomon.data import autodiscover
+
+        registry = autodiscover()  # what the chat views do first: import the apps' chat.py
+        print(sorted(registry.mutations), sorted(registry.managers))
+        from myproject.audit import log_event
+        log_event({"type": "message_received", "actor": "user:7"})
+        print(settings.CHATOMON["audit"]["logger"])
+        """
+    )
+    output = run_python(script, cwd=django_project, OPENAI_API_KEY="sk-readme-example")
+    urls, registered, logger = output.splitlines()
+    assert urls.endswith(" chatomon_console")
+    assert registered == "['createPart', 'updatePartCost'] ['PartManager']"
+    assert logger == "myproject.audit.log_event"
