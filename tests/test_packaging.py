@@ -92,10 +92,15 @@ def test_wheel_ships_every_module_template_and_static_file(wheel: Path) -> None:
         "chatomon/demo/templates/chatomon_demo/home.html",
         "chatomon/console/templates/chatomon_console/base.html",
         "chatomon/console/static/chatomon_console/console.css",
+        "chatomon/django/templates/chatomon/chat_widget.html",
+        "chatomon/django/static/chatomon/chat-widget.js",
+        "chatomon/django/static/chatomon/chat-widget.css",
     ):
         assert sample in expected, sample
     assert sorted(expected - names) == []
     assert not any(name.startswith(("tests/", "sdk/")) for name in names)
+    # The widget ships with chatomon.django only, not a second copy with the console.
+    assert not any(name.startswith("chatomon/console/static/chatomon/") for name in names)
 
 
 INSTALLED_SITE = """
@@ -156,8 +161,51 @@ print("rendered", len(page.content))
 """
 
 
-def test_the_installed_wheel_renders_a_console_page(wheel: Path, tmp_path: Path) -> None:
-    """The wheel alone (no checkout on the path) serves the console's templates and static."""
+# A site with chatomon.django and without the console: the widget's template and static
+# files are found, and found inside chatomon.django's installed folder.
+WIDGET_SITE = """
+import sys
+from pathlib import Path
+
+import django
+from django.conf import settings
+
+settings.configure(
+    SECRET_KEY="wheel-test",
+    DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}},
+    INSTALLED_APPS=[
+        "django.contrib.contenttypes", "django.contrib.auth", "django.contrib.staticfiles",
+        "chatomon.django",
+    ],
+    TEMPLATES=[{"BACKEND": "django.template.backends.django.DjangoTemplates", "APP_DIRS": True}],
+    STATIC_URL="/static/",
+    USE_TZ=True,
+    CHATOMON={"enabled": False},
+)
+django.setup()
+import chatomon.django
+from django.contrib.staticfiles import finders
+from django.template import engines
+from django.template.loader import get_template
+
+app = Path(chatomon.django.__file__).resolve().parent
+assert app.is_relative_to(Path(sys.prefix).resolve()), app
+for name in ("chatomon/chat-widget.js", "chatomon/chat-widget.css"):
+    found = finders.find(name)
+    assert found and Path(found).resolve() == app / "static" / name, (name, found)
+origin = Path(get_template("chatomon/chat_widget.html").origin.name).resolve()
+assert origin == app / "templates" / "chatomon" / "chat_widget.html", origin
+page = engines["django"].from_string(
+    "{% load chatomon_widget %}{% chatomon_chat_widget endpoint='/chat/' %}"
+).render({})
+assert 'src="/static/chatomon/chat-widget.js"' in page, page
+assert "data-chatomon-chat" in page, page
+print("rendered", len(page))
+"""
+
+
+def run_on_the_installed_wheel(wheel: Path, tmp_path: Path, site: str) -> str:
+    """Run a site script with the wheel unpacked into a fresh virtual environment."""
     fresh = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(fresh)], check=True)
     target = next((fresh / "lib").glob("python*/site-packages"))
@@ -166,7 +214,7 @@ def test_the_installed_wheel_renders_a_console_page(wheel: Path, tmp_path: Path)
     zipfile.ZipFile(wheel).extractall(target)
     dependencies = [p for p in sys.path if p.endswith("site-packages")]
     script = tmp_path / "site.py"
-    script.write_text(INSTALLED_SITE)
+    script.write_text(site)
     result = subprocess.run(
         [str(fresh / "bin" / "python"), str(script)],
         capture_output=True,
@@ -176,4 +224,16 @@ def test_the_installed_wheel_renders_a_console_page(wheel: Path, tmp_path: Path)
         check=False,
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.startswith("rendered")
+    return result.stdout
+
+
+def test_the_installed_wheel_renders_a_console_page(wheel: Path, tmp_path: Path) -> None:
+    """The wheel alone (no checkout on the path) serves the console's templates and static."""
+    assert run_on_the_installed_wheel(wheel, tmp_path, INSTALLED_SITE).startswith("rendered")
+
+
+def test_the_installed_wheel_ships_the_widget_with_chatomon_django(
+    wheel: Path, tmp_path: Path
+) -> None:
+    """Without the console, chatomon.django alone serves the widget's template and static."""
+    assert run_on_the_installed_wheel(wheel, tmp_path, WIDGET_SITE).startswith("rendered")

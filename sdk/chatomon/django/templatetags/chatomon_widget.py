@@ -5,9 +5,10 @@
 {% chatomon_chat_widget title="Ask about your parts" %}
 ```
 
-renders the widget's stylesheet, its element and its script (static files
-`chatomon/chat-widget.css` and `chatomon/chat-widget.js`, which ship with the
-`chatomon.console` app: add it to INSTALLED_APPS for the static files finder). The
+renders the template `chatomon/chat_widget.html`: the widget's stylesheet, its element
+and its script (static files `chatomon/chat-widget.css` and `chatomon/chat-widget.js`).
+All three ship with the `chatomon.django` app, where Django's app-directories template
+loader and static files finder find them; a project may override the template. The
 endpoint defaults to the chat routes' base path (the `url` setting); `transport` is
 "websocket" (a turn approved by staff elsewhere continues live) or "sse". The page must
 set Django's CSRF cookie for the SSE transport (`{% csrf_token %}` or `ensure_csrf_cookie`).
@@ -18,13 +19,15 @@ from __future__ import annotations
 from typing import Literal
 
 from django import template
-from django.templatetags.static import static
-from django.utils.html import escape, format_html
-from django.utils.safestring import SafeString
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString, mark_safe
 
 from chatomon.django.settings import chat_settings
 
-__all__ = ["chatomon_chat_widget"]
+__all__ = ["WIDGET_TEMPLATE", "chatomon_chat_widget"]
+
+WIDGET_TEMPLATE = "chatomon/chat_widget.html"
+"""The template the tag renders (in chatomon.django's `templates/`)."""
 
 register = template.Library()
 
@@ -41,18 +44,11 @@ def chatomon_chat_widget(
             f"chatomon_chat_widget transport must be 'websocket' or 'sse', got {transport!r}"
         )
     path = endpoint if endpoint is not None else "/" + chat_settings().url_prefix
-    # escape(), not format_html's conditional escaping: string literals written in a
-    # template arrive marked safe, and a title is text, never markup.
-    path, title = escape(str(path)), escape(str(title))
-    return format_html(
-        '<link rel="stylesheet" href="{}">'
-        '<section data-chatomon-chat data-endpoint="{}" data-transport="{}" data-title="{}" '
-        'aria-label="{}"></section>'
-        '<script src="{}" defer></script>',
-        static("chatomon/chat-widget.css"),
-        path,
-        transport,
-        title,
-        title,
-        static("chatomon/chat-widget.js"),
+    # The template applies force_escape, not autoescaping: string literals written in a
+    # template arrive marked safe, and a title or a path is text, never markup.
+    html = render_to_string(
+        WIDGET_TEMPLATE, {"endpoint": str(path), "transport": transport, "title": str(title)}
     )
+    # render_to_string returns the rendered template, already escaped; simple_tag would
+    # escape a plain str once more.
+    return mark_safe(html.strip())  # noqa: S308 - the template escaped every value
