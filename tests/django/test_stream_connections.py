@@ -1,11 +1,13 @@
 """Streamed turns share the server's database connections and replace a dead one.
 
 One uvicorn process on a PostgreSQL database of its own (runs only where DATABASE_URL is
-PostgreSQL), with Django's default `CONN_MAX_AGE` (0). While a dozen SSE streams and a
-dozen WebSocket turns wait on a slow model, the server's connections to that database,
-counted by PostgreSQL itself, stay a handful: a connection per stream would exhaust
-`max_connections` (100 by default) under a few hundred concurrent chats. In process: a
-session PostgreSQL ended (as a server restart does) fails one turn, not every later one.
+PostgreSQL), with Django's default `CONN_MAX_AGE` (0), once through Django's connection
+pool (the tests' setting, `tests.django_settings.database_from_url`) and once without it.
+While SSE streams and WebSocket turns wait on a slow model, the server's connections to
+that database, counted by PostgreSQL itself, stay a handful (without a pool) or within the
+pool's size (with one): a connection per stream would exhaust `max_connections` (100 by
+default) under a few hundred concurrent chats. In process: a session PostgreSQL ended (as
+a server restart does) fails at most one turn, not every later one.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import asyncio
 import json
 import os
 from collections.abc import Iterator
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -33,25 +35,41 @@ from tests.asgi_app.servers import (
     run_admin,
     server_environment,
 )
+from tests.django_settings import database_from_url
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("DATABASE_URL", "").startswith("postgres"),
     reason="needs DATABASE_URL (PostgreSQL)",
 )
-STREAMS = 12
+STREAMS = 16
 MODEL_SECONDS = 2.0
-MOST_CONNECTIONS = 3
-"""The shared sync thread's connection, and a request or two in their sync part."""
+MOST_UNPOOLED_CONNECTIONS = 3
+"""Without a pool: a store call or a request or two in their sync part, each briefly."""
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[tuple[AsgiServer, str]]:
+def most_connections(url: str) -> int:
+    """The most connections a server on `url` may hold while every stream waits.
+
+    With a pool, what the pool keeps open (up to its `max_size`, fewer than STREAMS).
+    """
+    pool = database_from_url(url).get("OPTIONS", {}).get("pool")
+    if pool:
+        assert pool["max_size"] < STREAMS, "a pool as large as the streams proves nothing"
+        return int(pool["max_size"])
+    return MOST_UNPOOLED_CONNECTIONS
+
+
+@pytest.fixture(scope="module", params=["pooled", "unpooled"])
+def server(request: pytest.FixtureRequest) -> Iterator[tuple[AsgiServer, str, int]]:
+    """The server, its database's URL, and the most connections it may hold while streams wait."""
     with postgres_database("streams") as url:
-        env = server_environment(DATABASE_URL=url)
+        query = "pool=off" if request.param == "unpooled" else ""
+        served = urlunsplit(urlsplit(url)._replace(query=query))
+        env = server_environment(DATABASE_URL=served)
         migrate(env)
         running = AsgiServer(env).start()
         try:
-            yield running, url
+            yield running, url, most_connections(served)
         finally:
             running.stop()
 
@@ -98,20 +116,20 @@ async def socket_turn(server: AsgiServer, index: int) -> list[str]:
 
 
 async def test_waiting_sse_streams_share_the_servers_database_connections(server):
-    running, url = server
+    running, url, most = server
     streams = [
         asyncio.create_task(stream(running, i, logged_in=i % 2 == 0)) for i in range(STREAMS)
     ]
     await asyncio.sleep(0.3)  # the log-ins first: their requests connect while they run
-    assert await most_connections_while(url, streams) <= MOST_CONNECTIONS
+    assert await most_connections_while(url, streams) <= most
     for events in await asyncio.gather(*streams):
         assert events == ["text_chunk", "done"]
 
 
 async def test_waiting_websocket_turns_share_the_servers_database_connections(server):
-    running, url = server
+    running, url, most = server
     turns = [asyncio.create_task(socket_turn(running, i)) for i in range(STREAMS)]
-    assert await most_connections_while(url, turns) <= MOST_CONNECTIONS
+    assert await most_connections_while(url, turns) <= most
     for events in await asyncio.gather(*turns):
         assert events == ["text_chunk", "done"]
 
@@ -139,7 +157,12 @@ async def test_turns_after_the_shared_threads_connection_died_connect_anew() -> 
     assert (await turn())["type"] == "done"
     # A turn streamed from the event loop stores on asgiref's shared thread, as this does.
     await asyncio.to_thread(terminate_backend, await sync_to_async(backend_pid)())
-    failed = await turn()  # its first statement meets the dead connection
-    assert (failed["type"], failed["code"]) == ("error", "chat_error")
-    assert (await turn())["type"] == "done"
-    assert (await turn())["type"] == "done"
+    # Without a pool the next store call connects anew (the dead session was closed as
+    # spent); with one, the dead session went back to the pool, and the one turn that draws
+    # it fails on it and drops it. Enough turns to draw every pooled connection once.
+    pool = connection.settings_dict["OPTIONS"].get("pool") or {}
+    ends = [await turn() for _ in range(int(pool.get("max_size", 0)) + 3)]
+    failed = [end for end in ends if end["type"] != "done"]
+    assert len(failed) <= 1, ends
+    assert all((end["type"], end["code"]) == ("error", "chat_error") for end in failed)
+    assert [end["type"] for end in ends[-2:]] == ["done", "done"]

@@ -10,8 +10,8 @@ request at all. So every store call is given the edges of a request of its own
 (`released`): a waiting turn holds no connection, and a connection that broke (the database
 restarted, a proxy cut it) is dropped by the next call instead of failing every later one.
 
-A connection inside a transaction the caller holds (`transaction.atomic` around the store
-call, or a test's) is left alone: closing it would break the caller's transaction.
+While the caller holds a transaction on the thread (`transaction.atomic` around the store
+call, or a test's), nothing is released: closing its connection would break it.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
-from django.db import close_old_connections, connections
+from django.db import close_old_connections, connections, transaction
 
 __all__ = ["in_caller_transaction", "release_spent_connections", "released"]
 
@@ -28,8 +28,16 @@ T = TypeVar("T")
 
 
 def in_caller_transaction() -> bool:
-    """Whether one of the calling thread's open connections is inside an atomic block."""
-    return any(connection.in_atomic_block for connection in connections.all(initialized_only=True))
+    """Whether one of the calling thread's open connections is inside a transaction.
+
+    A transaction (`transaction.atomic`, or autocommit turned off) shows as autocommit off.
+    Only open connections are asked: asking a closed one would connect it, and a closed
+    connection holds no transaction to protect.
+    """
+    return any(
+        connection.connection is not None and not transaction.get_autocommit(connection.alias)
+        for connection in connections.all(initialized_only=True)
+    )
 
 
 def release_spent_connections() -> None:
