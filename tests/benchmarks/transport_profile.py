@@ -1,7 +1,8 @@
 """Where the server time of the transport benchmark's requests goes: cProfile, every thread.
 
-Run: `python tests/benchmarks/transports.py --profile [floor|plain|read ...]` (default:
-plain and read). Each series of the benchmark's single client runs in process, on SQLite
+Run: `python tests/benchmarks/transports.py --profile [floor|plain|read|service-plain|
+service-read ...]` (default: plain and read over HTTP; `service-` ones straight through
+ChatService). Each series of the benchmark's single client runs in process, on SQLite
 in a temporary file, or on a fresh PostgreSQL database when DATABASE_URL is set, with the
 benchmark's settings (`tests/benchmarks/transports_settings.py`).
 
@@ -19,8 +20,10 @@ from __future__ import annotations
 import asyncio
 import cProfile
 import io
+import json
 import os
 import pstats
+import subprocess
 import sys
 import tempfile
 import threading
@@ -29,7 +32,6 @@ from contextlib import contextmanager
 from typing import Any
 
 from tests.benchmarks.transports import (
-    SETTINGS,
     SINGLE_REQUESTS,
     WARMUP,
     SingleRequest,
@@ -42,6 +44,8 @@ from tests.benchmarks.transports import (
 
 PROFILED_REQUESTS = 200
 TOP = 25
+SERVICE_PREFIX = "service-"
+"""`service-plain`, `service-read`: the turn straight through ChatService, not over HTTP."""
 
 
 class ThreadProfiles:
@@ -70,34 +74,61 @@ class ThreadProfiles:
             threading.setprofile(None)
 
     def merged(self) -> pstats.Stats | None:
-        """The worker threads' profiles as one, or None if no thread started."""
-        if not self.workers:
-            return None
-        stats = pstats.Stats(self.workers[0])
-        for profile in self.workers[1:]:
-            stats.add(profile)
-        return stats
+        """The worker threads' profiles as one, or None if none recorded anything."""
+        merged: pstats.Stats | None = None
+        for profile in self.workers:
+            try:
+                stats = pstats.Stats(profile)
+            except TypeError:  # pstats refuses a profile that recorded nothing
+                continue
+            if merged is None:
+                merged = stats
+            else:
+                merged.add(stats)
+        return merged
+
+    def clear(self) -> None:
+        """Forget what every thread's profile recorded so far (the warm-up)."""
+        with self._lock:
+            for profile in self.workers:
+                profile.clear()
 
 
-async def profiled_series(application: Any, request: SingleRequest) -> None:
-    """The warm-up, then PROFILED_REQUESTS requests under the profiles, printed."""
-    import json  # noqa: PLC0415
+async def profiled_series(application: Any, request: SingleRequest, service: bool) -> None:
+    """The warm-up, then PROFILED_REQUESTS requests (or turns straight through ChatService,
+    when `service`) under the profiles, printed.
 
+    Threads are profiled from the warm-up on and their profiles cleared after it: the one
+    thread asgiref runs ChatService's sync work on starts with the first turn and stays.
+    """
     body = json.dumps({"text": request.text}).encode()
     cookie = b"csrftoken=benchmarkbenchmarkbenchmarkbench"
-    for _ in range(WARMUP):
-        await asgi_post(application, request.path, body, cookie)
     threads = ThreadProfiles()
     loop_profile = cProfile.Profile()
     with threads.recording():
-        loop_profile.enable()
-        for _ in range(PROFILED_REQUESTS):
-            await asgi_post(application, request.path, body, cookie)
+        for number in range(WARMUP + PROFILED_REQUESTS):
+            if number == WARMUP:
+                threads.clear()
+                loop_profile.enable()
+            if service:
+                await one_turn(request.text)
+            else:
+                await asgi_post(application, request.path, body, cookie)
         loop_profile.disable()
-    report(request, pstats.Stats(loop_profile), threads.merged())
+    label = f"{request.label}, ChatService alone" if service else request.label
+    report(label, pstats.Stats(loop_profile), threads.merged())
 
 
-def report(request: SingleRequest, loop: pstats.Stats, workers: pstats.Stats | None) -> None:
+async def one_turn(text: str) -> None:
+    """One turn straight through ChatService, as the benchmark's ChatService series runs it."""
+    from chatomon.chat.store.records import Owner  # noqa: PLC0415
+    from chatomon.django.service import chat_service  # noqa: PLC0415
+
+    async for _ in chat_service().run_turn(None, text, owner=Owner.session("bench")):
+        pass
+
+
+def report(label: str, loop: pstats.Stats, workers: pstats.Stats | None) -> None:
     """Print the trips between threads, then the top costs of the loop's thread and of the
     worker threads."""
     from asgiref.sync import AsyncToSync, SyncToAsync  # noqa: PLC0415
@@ -105,7 +136,7 @@ def report(request: SingleRequest, loop: pstats.Stats, workers: pstats.Stats | N
     # Counted before printing: printing strips the directories from the stats' keys.
     hops = _calls(loop, SyncToAsync.__call__) / PROFILED_REQUESTS
     back = (_calls(workers, AsyncToSync.__call__) if workers else 0) / PROFILED_REQUESTS
-    print(f"\n=== {request.label}: {PROFILED_REQUESTS} requests under cProfile ===")
+    print(f"\n=== {label}: {PROFILED_REQUESTS} requests under cProfile ===")
     print(f"per request: {hops:.1f} trips to a worker thread, {back:.1f} back to the loop")
     for title, stats in (("event loop thread", loop), ("worker threads, merged", workers)):
         if stats is None:
@@ -132,23 +163,28 @@ def _top(stats: pstats.Stats, order: str) -> str:
     return "\n".join(lines[start:])
 
 
-def run_profiles(stack: Stack, keys: list[str]) -> None:
-    """Profile the requests named by `keys` on `stack`, in this process."""
+def run_profile(stack: Stack, key: str) -> None:
+    """Profile the series `key` names on a fresh database of `stack`, in this process."""
+    service = key.startswith(SERVICE_PREFIX)
+    request = next(r for r in SINGLE_REQUESTS if r.key == key.removeprefix(SERVICE_PREFIX))
     with tempfile.TemporaryDirectory() as folder, fresh_database(stack, folder, "profile") as url:
         os.environ.update(stack.environment(url))
-        os.environ["DJANGO_SETTINGS_MODULE"] = SETTINGS
         application = prepare_child()
-        for request in SINGLE_REQUESTS:
-            if request.key in keys:
-                asyncio.run(profiled_series(application, request))
+        asyncio.run(profiled_series(application, request, service))
         from django.db import connections  # noqa: PLC0415
 
         connections.close_all()
 
 
 def main() -> None:
-    """Profile the requests named on the command line (default: plain and read)."""
+    """Profile the series named on the command line (default: plain and read), each in a
+    process of its own (a thread that outlives a series would escape the next one's
+    profiles)."""
     keys = sys.argv[2:] or ["plain", "read"]
     stack = stacks()[-1]  # PostgreSQL when DATABASE_URL is set, else SQLite
-    print(f"profiling on {stack.label}")
-    run_profiles(stack, keys)
+    if len(keys) == 1:
+        print(f"profiling on {stack.label}", flush=True)
+        run_profile(stack, keys[0])
+        return
+    for key in keys:
+        subprocess.run([sys.executable, sys.argv[0], "--profile", key], check=True)

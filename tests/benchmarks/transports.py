@@ -24,14 +24,16 @@ plain answer and of a read goes, see `tests/benchmarks/transport_profile.py`).
    200 concurrent SSE streams. Reported: p50/p99 turn latency, errors (any fails the run,
    after the results are written), the server's peak resident memory (VmHWM), and on
    PostgreSQL the most sessions its database had at once beside the server's
-   `max_connections`.
+   `max_connections`. Only the database varies: one process is served by the local-memory
+   cache and the in-memory channel layer (with channels_redis, 500 sockets at once also
+   measure its connection pool: redis-py's asyncio pool holds 100 connections by default).
 
 Stacks: SQLite in a file (WAL, as `tests.django_settings` configures a file URL), the
 local-memory cache and the in-memory channel layer, always; PostgreSQL when DATABASE_URL
 is set (fresh databases beside DATABASE_URL's, dropped afterwards), on Django's connection
 pool when psycopg_pool is importable (`tests/benchmarks/transports_settings.py`: the test
-project's own settings do not pool), with the Redis cache and channel layer when REDIS_URL
-is set. Writes results/transports.json.
+project's own settings do not pool), with the Redis cache (which the rate limit then goes
+through) when REDIS_URL is set, for the single client. Writes results/transports.json.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -97,10 +99,18 @@ SINGLE_REQUESTS = (
 class Stack:
     """A database (and cache) the benchmark runs on."""
 
-    label: str
     database: str
     """"sqlite" or "postgresql"."""
     redis_url: str = ""
+    """The Redis cache and channel layer; empty: local memory and the in-memory layer."""
+
+    @property
+    def label(self) -> str:
+        """How the tables name the stack."""
+        database = self.database
+        if database == "postgresql":
+            database += " (pool)" if postgres_pooled() else " (no pool)"
+        return f"{database} + {'redis' if self.redis_url else 'local memory'}"
 
     def environment(self, database_url: str) -> dict[str, str]:
         """The environment of a process (a child or the server) of this stack."""
@@ -118,12 +128,9 @@ class Stack:
 
 def stacks() -> list[Stack]:
     """SQLite with local memory; PostgreSQL (and Redis) when DATABASE_URL (REDIS_URL) is set."""
-    found = [Stack("sqlite + local memory", "sqlite")]
+    found = [Stack("sqlite")]
     if os.environ.get("DATABASE_URL", "").startswith("postgres"):
-        redis_url = os.environ.get("REDIS_URL", "")
-        pooled = "pool" if postgres_pooled() else "no pool"
-        cache = "redis" if redis_url else "local memory"
-        found.append(Stack(f"postgresql ({pooled}) + {cache}", "postgresql", redis_url))
+        found.append(Stack("postgresql", os.environ.get("REDIS_URL", "")))
     return found
 
 
@@ -490,10 +497,12 @@ def run_benchmark() -> None:
         for stack in stacks():
             with fresh_database(stack, folder, "single") as database_url:
                 single_rows += single_client_rows(stack, database_url)
-            with fresh_database(stack, folder, "load") as database_url:
-                if stack.database == "postgresql":
-                    limits[stack.label] = max_connections(database_url)
-                load_rows += asyncio.run(load(stack, database_url))
+            # The load varies the database only (see the module docstring).
+            loaded = replace(stack, redis_url="")
+            with fresh_database(loaded, folder, "load") as database_url:
+                if loaded.database == "postgresql":
+                    limits[loaded.label] = max_connections(database_url)
+                load_rows += asyncio.run(load(loaded, database_url))
     print_table(
         f"Server time in process, Django's ASGIHandler, instant provider (median of {REQUESTS})",
         single_rows,
