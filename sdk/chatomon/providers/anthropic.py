@@ -12,10 +12,11 @@ import importlib
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
+
+from pydantic import Field
 
 from chatomon.errors import (
-    ConfigurationError,
     ProviderAuthError,
     ProviderDependencyError,
     ProviderError,
@@ -32,8 +33,20 @@ from chatomon.providers.base import (
     Message,
     ToolDefinition,
 )
+from chatomon.providers.config import HostedConfig
 
-__all__ = ["AnthropicDependencyImportError", "AnthropicProvider"]
+__all__ = ["AnthropicConfig", "AnthropicDependencyImportError", "AnthropicProvider"]
+
+
+class AnthropicConfig(HostedConfig):
+    """What each key of an AnthropicProvider configuration accepts."""
+
+    max_tokens: Annotated[int, Field(strict=True, ge=1)] = Field(
+        description="a whole number of at least 1"
+    )
+    temperature: Annotated[float, Field(strict=True, ge=0, le=1)] | None = Field(
+        description="a number from 0 to 1, or None"
+    )
 
 
 class AnthropicDependencyImportError(ProviderDependencyError):
@@ -93,6 +106,7 @@ class AnthropicProvider(BaseLLMProvider):
 
     name: ClassVar[str] = NAME
     required_extra: ClassVar[str | None] = "anthropic"
+    config_model = AnthropicConfig
     default_config: ClassVar[Mapping[str, Any]] = MappingProxyType(
         {
             "model": "claude-3-5-haiku-latest",
@@ -120,26 +134,7 @@ class AnthropicProvider(BaseLLMProvider):
         """
         cls.check_keys(config or {})
         _import_sdk()
-        settings = {**cls.default_config, **(config or {})}
-        _check(settings, "model", isinstance(settings["model"], str) and settings["model"].strip())
-        key = settings["api_key"]
-        if key is not None and not (isinstance(key, str) and key.strip()):
-            raise ConfigurationError(
-                "api_key must be a non-empty string or None", field="api_key", value="<redacted>"
-            )
-        url = settings["base_url"]
-        web = isinstance(url, str) and url.startswith(("http://", "https://"))
-        _check(settings, "base_url", url is None or web)
-        _check(settings, "max_tokens", _is_int(settings["max_tokens"], minimum=1))
-        _check(settings, "max_retries", _is_int(settings["max_retries"], minimum=0))
-        for field in ("timeout_seconds", "stream_timeout_seconds"):
-            _check(settings, field, _is_number(settings[field]) and settings[field] > 0)
-        temperature = settings["temperature"]
-        _check(
-            settings,
-            "temperature",
-            temperature is None or (_is_number(temperature) and 0 <= temperature <= 1),
-        )
+        cls.check_values(config or {})
 
     def _make_client(self) -> Any:
         self.check_configuration(self.provider_config)
@@ -221,32 +216,3 @@ def _translate(error: Exception, sdk: Any) -> ProviderError | None:
             f"anthropic SDK request failed ({type(error).__name__})", provider=NAME
         )
     return None
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _is_int(value: Any, *, minimum: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
-
-
-def _check(settings: Mapping[str, Any], field: str, ok: Any) -> None:
-    if not ok:
-        raise ConfigurationError(
-            f"AnthropicProvider setting {field!r} is invalid: {settings[field]!r} "
-            f"(expected {_EXPECTED[field]})",
-            field=field,
-            value=settings[field],
-        )
-
-
-_EXPECTED = {
-    "model": "a non-empty model name",
-    "base_url": "an http(s) URL or None",
-    "max_tokens": "an integer >= 1",
-    "max_retries": "an integer >= 0",
-    "timeout_seconds": "a number of seconds > 0",
-    "stream_timeout_seconds": "a number of seconds > 0",
-    "temperature": "a number from 0 to 1, or None",
-}

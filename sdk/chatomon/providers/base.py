@@ -23,7 +23,6 @@ SDK's native tool-call and tool-result format and translate the stream back.
 from __future__ import annotations
 
 import asyncio
-import difflib
 import inspect
 import json
 import threading
@@ -34,7 +33,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
-from chatomon.errors import ConfigurationError, ProviderProtocolError
+from chatomon.errors import ProviderProtocolError
+from chatomon.providers.config import ProviderConfig, check_config, check_config_keys
 from chatomon.schemas import TokenUsage
 
 __all__ = [
@@ -186,10 +186,9 @@ class ClientsByLoop(Generic[C]):
     """One vendor SDK client per event loop, made on first use there.
 
     An async SDK client's pooled connections belong to the loop that opened them, and one
-    provider serves several loops: `chat_sync` runs each turn on a fresh one, and each
-    Django request thread runs its turns on a loop of its own
-    (`chatomon.django.request_loop`), beside the server's. A client is kept as long as its
-    loop lives.
+    provider serves several loops: `chat_sync` runs each turn on a fresh one, and under WSGI
+    Django runs each async view on a loop of its own. A client is kept as long as its loop
+    lives.
 
     Args:
         make: Makes a client (called on the loop that will use it).
@@ -251,7 +250,8 @@ def decode_arguments(
 class BaseLLMProvider(ABC):
     """Base of the built-in providers: configuration handling and the completion contract.
 
-    Subclasses set `name`, `default_config` (every key they accept, with its default) and
+    Subclasses set `name`, `default_config` (every key they accept, with its default),
+    `config_model` (what each key accepts; `chatomon.providers.config`) and
     `required_extra`, and implement `complete`. Construction takes no argument (defaults
     and the SDK's own environment variables), a config mapping, or keyword options:
     `OpenAIProvider()`, `OpenAIProvider.from_config({"model": "gpt-4.1"})` and
@@ -260,6 +260,7 @@ class BaseLLMProvider(ABC):
 
     name: ClassVar[str] = "provider"
     default_config: ClassVar[Mapping[str, Any]] = MappingProxyType({})
+    config_model: ClassVar[type[ProviderConfig] | None] = None
     required_extra: ClassVar[str | None] = None
 
     def __init__(self, config: Mapping[str, Any] | None = None, **options: Any) -> None:
@@ -281,22 +282,19 @@ class BaseLLMProvider(ABC):
     @classmethod
     def check_keys(cls, config: Mapping[str, Any]) -> None:
         """Reject configuration keys this provider does not know, suggesting the closest."""
-        for key in config:
-            if key not in cls.default_config:
-                close = difflib.get_close_matches(key, list(cls.default_config), n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                raise ConfigurationError(
-                    f"{cls.__name__} has no setting {key!r}{hint} "
-                    f"(settings: {', '.join(sorted(cls.default_config))})",
-                    field=key,
-                    value=key,
-                    allowed=sorted(cls.default_config),
-                )
+        check_config_keys(cls.__name__, config, cls.default_config)
+
+    @classmethod
+    def check_values(cls, config: Mapping[str, Any]) -> None:
+        """Validate the values of `config` (over `default_config`) with `config_model`."""
+        if cls.config_model is not None:
+            check_config(cls.__name__, cls.config_model, {**cls.default_config, **config})
 
     @classmethod
     def check_configuration(cls, config: Mapping[str, Any] | None = None) -> None:
         """Validate the configuration (and, in vendor adapters, that the SDK is installed)."""
         cls.check_keys(config or {})
+        cls.check_values(config or {})
 
     async def aclose(self) -> None:
         """Release the provider's connections; it opens new ones if used again.

@@ -12,9 +12,10 @@ import sys
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import pydantic
+from pydantic import Field
 
 from chatomon.errors import (
     ConfigurationError,
@@ -38,15 +39,27 @@ from chatomon.providers.base import (
     ToolDefinition,
     decode_arguments,
 )
+from chatomon.providers.config import HostedConfig
 from chatomon.providers.google_format import (
     api_error,
     build_request,
     call_id_prefix,
-    check_settings,
     tool_call_id,
 )
 
-__all__ = ["GeminiProvider", "GoogleDependencyImportError", "GoogleProvider"]
+__all__ = ["GeminiConfig", "GeminiProvider", "GoogleDependencyImportError", "GoogleProvider"]
+
+
+class GeminiConfig(HostedConfig):
+    """What each key of a GeminiProvider configuration accepts."""
+
+    temperature: Annotated[float, Field(strict=True, ge=0, le=2)] | None = Field(
+        description="a number from 0 to 2, or None"
+    )
+    max_output_tokens: Annotated[int, Field(strict=True, ge=1)] | None = Field(
+        description="a positive integer or None"
+    )
+
 
 NAME = "gemini"
 _MAX_SIGNATURES = 4096
@@ -100,6 +113,7 @@ class GeminiProvider(BaseLLMProvider):
 
     name: ClassVar[str] = NAME
     required_extra: ClassVar[str | None] = "google"
+    config_model = GeminiConfig
     default_config: ClassVar[Mapping[str, Any]] = MappingProxyType(
         {
             "model": "gemini-2.5-flash",
@@ -115,7 +129,7 @@ class GeminiProvider(BaseLLMProvider):
 
     def __init__(self, config: Mapping[str, Any] | None = None, **options: Any) -> None:
         super().__init__(config, **options)
-        check_settings(self.settings)
+        self.check_values(self.settings)
         self._clients: ClientsByLoop[Any] = ClientsByLoop(self._make_client)
         # Thought signatures of the calls this provider streamed, to send them back.
         self._signatures: OrderedDict[str, bytes] = OrderedDict()
@@ -130,7 +144,7 @@ class GeminiProvider(BaseLLMProvider):
         """
         cls.check_keys(config or {})
         _import_sdk()
-        check_settings({**cls.default_config, **(config or {})})
+        cls.check_values(config or {})
 
     async def aclose(self) -> None:
         """Close this loop's SDK async client and its connections (made anew on next use)."""

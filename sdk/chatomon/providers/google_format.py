@@ -3,8 +3,7 @@
 Private helper of `chatomon.providers.google`; it imports no SDK. The request parts are
 plain dicts with the google-genai field names (`function_call`, `function_response`),
 which the adapter validates into SDK objects; the error helpers read Google's error
-bodies (`{"error": {"code", "message", "status", "details"}}`); `check_settings` validates
-the adapter's configuration values.
+bodies (`{"error": {"code", "message", "status", "details"}}`).
 """
 
 from __future__ import annotations
@@ -15,10 +14,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlparse
 
 from chatomon.errors import (
-    ConfigurationError,
     ProviderAuthError,
     ProviderBadRequestError,
     ProviderContextLengthError,
@@ -35,7 +32,6 @@ __all__ = [
     "api_error",
     "build_request",
     "call_id_prefix",
-    "check_settings",
     "function_response",
     "tool_call_id",
 ]
@@ -242,62 +238,3 @@ def _retry_delay(details: Sequence[Mapping[str, Any]]) -> float | None:
             except (TypeError, ValueError):
                 return None
     return None
-
-
-def check_settings(settings: Mapping[str, Any]) -> None:
-    """Validate the values of a GeminiProvider configuration (defaults merged in).
-
-    Raises:
-        ConfigurationError: A value of the wrong type or out of range.
-    """
-    model = settings["model"]
-    _require(settings, "model", isinstance(model, str) and bool(model.strip()))
-    key = settings["api_key"]
-    if key is not None and not (isinstance(key, str) and key.strip()):
-        raise ConfigurationError(
-            "api_key must be a non-empty string or None", field="api_key", value="<redacted>"
-        )
-    url = settings["base_url"]
-    parsed = urlparse(url) if isinstance(url, str) else None
-    web = parsed is not None and parsed.scheme in ("http", "https") and bool(parsed.netloc)
-    _require(settings, "base_url", url is None or web)
-    for name in ("timeout_seconds", "stream_timeout_seconds"):
-        _require(settings, name, _is_number(settings[name]) and settings[name] > 0)
-    temperature = settings["temperature"]
-    _require(
-        settings,
-        "temperature",
-        temperature is None or (_is_number(temperature) and 0 <= temperature <= 2),
-    )
-    tokens = settings["max_output_tokens"]
-    _require(settings, "max_output_tokens", tokens is None or (_is_int(tokens) and tokens >= 1))
-    retries = settings["max_retries"]
-    _require(settings, "max_retries", _is_int(retries) and retries >= 0)
-
-
-_EXPECTED = {
-    "model": "a non-empty model name",
-    "base_url": "an http(s) URL or None",
-    "timeout_seconds": "a positive number of seconds",
-    "stream_timeout_seconds": "a positive number of seconds",
-    "temperature": "a number from 0 to 2, or None",
-    "max_output_tokens": "a positive integer or None",
-    "max_retries": "an integer >= 0",
-}
-
-
-def _require(settings: Mapping[str, Any], name: str, ok: bool) -> None:
-    if not ok:
-        raise ConfigurationError(
-            f"GeminiProvider setting {name!r} must be {_EXPECTED[name]}, got {settings[name]!r}",
-            field=name,
-            value=settings[name],
-        )
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)

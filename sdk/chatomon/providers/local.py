@@ -22,8 +22,11 @@ import threading
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
+from pydantic import Field, StrictBool, StrictStr
+
+from chatomon._validation import Count, Seconds
 from chatomon.errors import (
     ConfigurationError,
     ProviderDependencyError,
@@ -39,8 +42,9 @@ from chatomon.providers.base import (
     ToolCallEvent,
     ToolDefinition,
 )
+from chatomon.providers.config import ProviderConfig
 from chatomon.providers.local_repair import close_cut_json
-from chatomon.providers.local_runtime import LocalModel, check_values
+from chatomon.providers.local_runtime import LocalModel
 from chatomon.providers.local_template import (
     ParsedOutput,
     parse_output,
@@ -51,6 +55,7 @@ from chatomon.providers.local_template import (
 __all__ = [
     "MODEL_FILE",
     "MODEL_PACKAGE",
+    "LocalConfig",
     "LocalDependencyImportError",
     "LocalProvider",
     "default_model_path",
@@ -136,6 +141,25 @@ def _check_gguf(path: Path) -> None:
         )
 
 
+PositiveWhole = Annotated[int, Field(strict=True, ge=1)]
+
+
+class LocalConfig(ProviderConfig):
+    """What each key of a LocalProvider configuration accepts."""
+
+    model: StrictStr | Path | None = Field(description="None or a string")
+    model_path: StrictStr | Path | None = Field(description="None or a string")
+    threads: PositiveWhole = Field(description="a positive integer")
+    context_size: PositiveWhole = Field(description="a positive integer")
+    max_tokens: PositiveWhole = Field(description="a positive integer")
+    temperature: Annotated[float, Field(strict=True, ge=0)] = Field(description="a number >= 0")
+    seed: Count | None = Field(description="None or an integer >= 0")
+    grammar: StrictBool = Field(description="True or False")
+    max_tool_rounds: Count = Field(description="an integer >= 0")
+    timeout_seconds: Seconds = Field(description="a positive number of seconds")
+    stream_timeout_seconds: Seconds = Field(description="a positive number of seconds")
+
+
 class LocalProvider(BaseLLMProvider):
     """Streams completions from a GGUF model in this process with `llama-cpp-python`.
 
@@ -184,6 +208,7 @@ class LocalProvider(BaseLLMProvider):
 
     name = "local"
     required_extra = "local"
+    config_model = LocalConfig
     default_config: ClassVar[Mapping[str, Any]] = MappingProxyType(
         {
             "model": None,
@@ -202,7 +227,7 @@ class LocalProvider(BaseLLMProvider):
 
     def __init__(self, config: Mapping[str, Any] | None = None, **options: Any) -> None:
         super().__init__(config, **options)
-        check_values(self.settings)
+        self.check_values(self.settings)
         self._model: LocalModel | None = None
         self._load_lock = threading.Lock()
 
@@ -216,8 +241,8 @@ class LocalProvider(BaseLLMProvider):
             LocalDependencyImportError: `llama-cpp-python` is not installed.
         """
         cls.check_keys(config or {})
+        cls.check_values(config or {})
         settings = {**cls.default_config, **(config or {})}
-        check_values(settings)
         _import_llama_cpp()
         _check_gguf(_model_path(settings))
 

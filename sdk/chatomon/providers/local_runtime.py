@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from chatomon.errors import (
-    ConfigurationError,
     ProviderContextLengthError,
     ProviderError,
     ProviderUnavailableError,
@@ -32,7 +31,7 @@ from chatomon.providers.local_template import (
     tool_call_schema,
 )
 
-__all__ = ["CompletionStream", "LocalModel", "check_values"]
+__all__ = ["CompletionStream", "LocalModel"]
 
 logger = logging.getLogger(__name__)
 
@@ -47,42 +46,6 @@ def _close_all() -> None:
     # them (a daemon thread inside a native call at exit can crash the process).
     for model in list(_LIVE):
         model.close()
-
-
-def check_values(settings: Mapping[str, Any]) -> None:
-    """Raise ConfigurationError for a setting of the wrong type or range."""
-    positive_ints = ("threads", "context_size", "max_tokens")
-    for key in positive_ints:
-        value = settings[key]
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            _bad(key, value, "a positive integer")
-    for key in ("timeout_seconds", "stream_timeout_seconds"):
-        value = settings[key]
-        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-            _bad(key, value, "a positive number of seconds")
-    temperature = settings["temperature"]
-    if isinstance(temperature, bool) or not isinstance(temperature, int | float):
-        _bad("temperature", temperature, "a number >= 0")
-    if temperature < 0:
-        _bad("temperature", temperature, "a number >= 0")
-    rounds = settings["max_tool_rounds"]
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0:
-        _bad("max_tool_rounds", rounds, "an integer >= 0")
-    seed = settings["seed"]
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        _bad("seed", seed, "None or an integer >= 0")
-    if not isinstance(settings["grammar"], bool):
-        _bad("grammar", settings["grammar"], "True or False")
-    for key in ("model", "model_path"):
-        value = settings[key]
-        if value is not None and not isinstance(value, str | Path):
-            _bad(key, value, "None or a string")
-
-
-def _bad(key: str, value: Any, wanted: str) -> None:
-    raise ConfigurationError(
-        f"LocalProvider setting {key!r} must be {wanted}, got {value!r}", field=key, value=value
-    )
 
 
 class LocalModel:

@@ -14,11 +14,13 @@ The `ollama` package is imported on first use (`pip install "chatomon[ollama]"`)
 from __future__ import annotations
 
 import contextvars
-import math
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import MappingProxyType, ModuleType
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
+from pydantic import Field, StrictBool, StrictStr
+
+from chatomon._validation import Seconds, Text
 from chatomon.errors import (
     ConfigurationError,
     ProviderBadRequestError,
@@ -43,11 +45,32 @@ from chatomon.providers.base import (
     ToolDefinition,
     decode_arguments,
 )
+from chatomon.providers.config import ProviderConfig
 from chatomon.providers.shared_format import function_tools, retry_after_seconds
 
-__all__ = ["OllamaBaseUrlError", "OllamaDependencyImportError", "OllamaProvider"]
+__all__ = ["OllamaBaseUrlError", "OllamaConfig", "OllamaDependencyImportError", "OllamaProvider"]
 
-_THINK_LEVELS = ("low", "medium", "high")
+
+class OllamaConfig(ProviderConfig):
+    """What each key of an OllamaProvider configuration accepts.
+
+    `base_url` is checked before, by `base_url_problem`, for its own precise error.
+    """
+
+    model: Text = Field(description="a non-empty model name such as 'gemma4:e4b'")
+    base_url: str = Field(description="an http(s) URL such as 'http://127.0.0.1:11434'")
+    timeout_seconds: Seconds = Field(description="a positive number of seconds")
+    stream_timeout_seconds: Seconds = Field(description="a positive number of seconds")
+    options: Mapping[str, Any] | None = Field(
+        description="None or a mapping of Ollama option names to values"
+    )
+    keep_alive: Annotated[float, Field(strict=True)] | StrictStr | None = Field(
+        description="None, a duration such as '5m', or seconds"
+    )
+    think: StrictBool | Literal["low", "medium", "high"] | None = Field(
+        description="None, True, False, 'low', 'medium' or 'high'"
+    )
+
 
 # The SDK's ResponseError carries no headers, so an httpx response hook notes the
 # retry-after of a 429 here; a context variable keeps concurrent completions apart.
@@ -119,6 +142,7 @@ class OllamaProvider(BaseLLMProvider):
 
     name: ClassVar[str] = "ollama"
     required_extra: ClassVar[str | None] = "ollama"
+    config_model = OllamaConfig
     default_config: ClassVar[Mapping[str, Any]] = MappingProxyType(
         {
             "model": "gemma4:e4b",
@@ -133,7 +157,7 @@ class OllamaProvider(BaseLLMProvider):
 
     def __init__(self, config: Mapping[str, Any] | None = None, **options: Any) -> None:
         super().__init__(config, **options)
-        self._check_values(self.settings)
+        self.check_values(self.settings)
         self._clients: ClientsByLoop[Any] = ClientsByLoop(self._make_client)
 
     @classmethod
@@ -147,38 +171,20 @@ class OllamaProvider(BaseLLMProvider):
         """
         cls.check_keys(config or {})
         _import_sdk()
-        cls._check_values({**cls.default_config, **(config or {})})
+        cls.check_values(config or {})
 
     @classmethod
-    def _check_values(cls, settings: Mapping[str, Any]) -> None:
-        problem = base_url_problem(settings["base_url"])
+    def check_values(cls, config: Mapping[str, Any]) -> None:
+        """Validate the values of `config`: `base_url` first, with its precise error.
+
+        Raises:
+            OllamaBaseUrlError: For an unusable `base_url`.
+            ConfigurationError: For any other bad value.
+        """
+        problem = base_url_problem({**cls.default_config, **config}["base_url"])
         if problem is not None:
             raise OllamaBaseUrlError(problem[0], field="base_url", value=problem[1])
-        model = settings["model"]
-        if not isinstance(model, str) or not model.strip():
-            cls._bad("model", model, "a non-empty model name such as 'gemma4:e4b'")
-        for key in ("timeout_seconds", "stream_timeout_seconds"):
-            value = settings[key]
-            number = isinstance(value, int | float) and not isinstance(value, bool)
-            if not number or not math.isfinite(value) or value <= 0:
-                cls._bad(key, value, "a positive number of seconds")
-        opts = settings["options"]
-        if opts is not None and not (isinstance(opts, Mapping) and all(map(_is_str, opts))):
-            cls._bad("options", opts, "None or a mapping of Ollama option names to values")
-        keep_alive = settings["keep_alive"]
-        if isinstance(keep_alive, bool) or not isinstance(keep_alive, int | float | str | None):
-            cls._bad("keep_alive", keep_alive, "None, a duration such as '5m', or seconds")
-        think = settings["think"]
-        if not (think is None or isinstance(think, bool) or think in _THINK_LEVELS):
-            cls._bad("think", think, "None, True, False, 'low', 'medium' or 'high'")
-
-    @classmethod
-    def _bad(cls, key: str, value: Any, allowed: str) -> None:
-        raise ConfigurationError(
-            f"{cls.__name__} setting {key!r} must be {allowed}, got {value!r}",
-            field=key,
-            value=value,
-        )
+        super().check_values(config)
 
     def _make_client(self) -> Any:
         return _import_sdk()[0].AsyncClient(
@@ -256,7 +262,3 @@ class OllamaProvider(BaseLLMProvider):
                 "ollama ended the stream without its final done line", provider=self.name
             )
         yield DoneEvent(usage=usage)
-
-
-def _is_str(value: object) -> bool:
-    return isinstance(value, str)

@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import importlib
 import itertools
-import math
 import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, ClassVar
-from urllib.parse import urlparse
+from typing import Annotated, Any, ClassVar, Literal
 
+from pydantic import Field
+
+from chatomon._validation import Secret, Text
 from chatomon.errors import (
-    ConfigurationError,
     ProviderAuthError,
     ProviderBadRequestError,
     ProviderContextLengthError,
@@ -41,6 +41,7 @@ from chatomon.providers.base import (
     Message,
     ToolDefinition,
 )
+from chatomon.providers.config import HostedConfig
 from chatomon.providers.openai_format import (
     CONTEXT_CODES,
     ChatStreamReader,
@@ -51,9 +52,20 @@ from chatomon.providers.openai_format import (
 )
 from chatomon.providers.shared_format import retry_after_seconds
 
-__all__ = ["OpenAIDependencyImportError", "OpenAIProvider"]
+__all__ = ["OpenAIConfig", "OpenAIDependencyImportError", "OpenAIProvider"]
 
-APIS = ("chat", "responses")
+
+class OpenAIConfig(HostedConfig):
+    """What each key of an OpenAIProvider configuration accepts."""
+
+    organization: Annotated[Text | None, Secret()] = Field(description="a non-empty string or None")
+    api: Literal["chat", "responses"] = Field(description="'chat' or 'responses'")
+    temperature: Annotated[float, Field(strict=True, ge=0, le=2)] | None = Field(
+        description="a number from 0 to 2, or None"
+    )
+    max_tokens: Annotated[int, Field(strict=True, ge=1)] | None = Field(
+        description="a whole number of at least 1, or None"
+    )
 
 
 class OpenAIDependencyImportError(ProviderDependencyError):
@@ -90,6 +102,7 @@ class OpenAIProvider(BaseLLMProvider):
 
     name = "openai"
     required_extra = "openai"
+    config_model = OpenAIConfig
     default_config: ClassVar[Mapping[str, Any]] = MappingProxyType(
         {
             "model": "gpt-4.1-mini",
@@ -107,7 +120,7 @@ class OpenAIProvider(BaseLLMProvider):
 
     def __init__(self, config: Mapping[str, Any] | None = None, **options: Any) -> None:
         super().__init__(config, **options)
-        _check_values(self.settings)
+        self.check_values(self.settings)
         self._clients: ClientsByLoop[Any] = ClientsByLoop(self._make_client)
         self._call_numbers = itertools.count(1)
 
@@ -121,7 +134,7 @@ class OpenAIProvider(BaseLLMProvider):
         """
         cls.check_keys(config or {})
         _import_openai()
-        _check_values({**cls.default_config, **(config or {})})
+        cls.check_values(config or {})
 
     async def aclose(self) -> None:
         """Close this loop's SDK client and its connections (a new one is made on next use)."""
@@ -248,51 +261,3 @@ def _transport_errors() -> tuple[tuple[type[Exception], ...], tuple[type[Excepti
     timeouts = tuple(module.TimeoutException for module in loaded)
     transport = tuple(module.TransportError for module in loaded)
     return timeouts, transport
-
-
-def _check_values(settings: Mapping[str, Any]) -> None:
-    """Raise ConfigurationError for the first invalid value in merged `settings`."""
-    get = settings.__getitem__
-    _require(_text(get("model")), "model", get("model"), "must be a non-empty model name")
-    for key in ("api_key", "organization"):
-        # Never echo a credential: a bad value is shown by its type only.
-        ok = get(key) is None or _text(get(key))
-        _require(ok, key, type(get(key)).__name__, "must be a non-empty string or None")
-    url = get("base_url")
-    parsed = urlparse(url) if isinstance(url, str) else None
-    web = parsed is not None and parsed.scheme in ("http", "https") and bool(parsed.netloc)
-    _require(url is None or web, "base_url", url, "must be an http(s) URL such as http://host/v1")
-    for key in ("timeout_seconds", "stream_timeout_seconds"):
-        ok = _number(get(key)) and get(key) > 0
-        _require(ok, key, get(key), "must be a positive number of seconds")
-    ok = _whole(get("max_retries")) and get("max_retries") >= 0
-    _require(ok, "max_retries", get("max_retries"), "must be a whole number of at least 0")
-    _require(get("api") in APIS, "api", get("api"), "must be 'chat' or 'responses'", APIS)
-    temperature = get("temperature")
-    ok = temperature is None or (_number(temperature) and 0 <= temperature <= 2)
-    _require(ok, "temperature", temperature, "must be a number from 0 to 2, or None")
-    max_tokens = get("max_tokens")
-    ok = max_tokens is None or (_whole(max_tokens) and max_tokens >= 1)
-    _require(ok, "max_tokens", max_tokens, "must be a whole number of at least 1, or None")
-
-
-def _number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _text(value: object) -> bool:
-    return isinstance(value, str) and bool(value.strip())
-
-
-def _whole(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _require(ok: bool, field: str, value: object, rule: str, allowed: Sequence[str] = ()) -> None:
-    if not ok:
-        raise ConfigurationError(
-            f"OpenAIProvider {field} {rule}, got {value!r}",
-            field=field,
-            value=value,
-            allowed=allowed,
-        )

@@ -8,11 +8,11 @@
 
 from __future__ import annotations
 
-import difflib
 import importlib
 from collections.abc import Mapping
 from typing import Any
 
+from chatomon._suggest import did_you_mean
 from chatomon.errors import ConfigurationError
 
 __all__ = ["PROVIDER_CLASSES", "build_provider", "resolve_provider"]
@@ -41,8 +41,7 @@ def resolve_provider(path: str) -> tuple[type[Any], dict[str, Any]]:
     if short in PROVIDER_CLASSES:
         return _import(PROVIDER_CLASSES[short]), ({"model": model} if model else {})
     if "." not in path or ":" in path:
-        close = difflib.get_close_matches(short, list(PROVIDER_CLASSES), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(short, PROVIDER_CLASSES)
         raise ConfigurationError(
             f"unknown provider {path!r}{hint} (short names: {', '.join(sorted(PROVIDER_CLASSES))}, "
             "or a dotted class path)",
