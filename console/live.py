@@ -19,8 +19,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from channels.layers import BaseChannelLayer, get_channel_layer
 from django.db.models import Count, Max, Q
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
-from django.http.response import HttpResponseBase
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.template.loader import render_to_string
 from django.utils import timezone
 

@@ -13,8 +13,7 @@ from uuid import UUID
 
 from asgiref.sync import sync_to_async
 from django import forms
-from django.http import Http404, HttpRequest, HttpResponse
-from django.http.response import HttpResponseBase
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST

@@ -1,7 +1,4 @@
-"""The test project's ASGI application: Django for HTTP, the chat consumer for WebSocket.
-
-HTTP runs on `chatomon.django.asgi.RequestThreadsHandler`, as the demo does.
-"""
+"""The test project's ASGI application: Django for HTTP, the chat consumer for WebSocket."""
 
 from __future__ import annotations
 
@@ -9,9 +6,9 @@ import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.asgi_app.settings")
 
-from chatomon.django.asgi import get_asgi_application
+from django.core.asgi import get_asgi_application
 
-# Sets Django up before the routing imports; request threads are kept between requests.
+# Sets Django up before the routing imports.
 django_application = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter  # noqa: E402

@@ -25,7 +25,7 @@ from uuid import uuid4
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
-from chatomon.chat.service_events import TERMINAL_TYPES
+from chatomon.chat.pipeline.wire import TERMINAL_TYPES
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = "tests.asgi_app.settings"

@@ -115,7 +115,7 @@ class CountingProvider:
 async def measure(kind: str) -> dict[str, Any]:
     """Run TURNS turns of `kind` ("plain" or "read") and summarize them."""
 
-    from chatomon.chat.service import ChatService  # noqa: PLC0415
+    from chatomon.chat.pipeline import ChatService  # noqa: PLC0415
     from chatomon.chat.tools import Toolset  # noqa: PLC0415
     from chatomon.data import SimpleActor  # noqa: PLC0415
     from chatomon.django.persistence.store import DjangoStore  # noqa: PLC0415

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from chatomon.chat.service import ChatService
+from chatomon.chat.pipeline import ChatService
 from chatomon.chat.store import ConversationStore
 from chatomon.chat.tools.context import ToolSettings
 from chatomon.chat.tools.toolset import Toolset

@@ -1,36 +1,34 @@
-"""`deliver_now`: listeners told from sync code, in order, a failing one logged and skipped."""
+"""`deliver`: listeners hear every activity in order; a failing one is logged and skipped."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 
 import pytest
 
-from chatomon.chat.activity import Activity, deliver_now
+from chatomon.chat.pipeline.activity import Activity, deliver
 
 
 def activity() -> Activity:
     return Activity("turn_finished", "c-1", "t-1", None, {"status": "completed"})
 
 
-def test_sync_and_async_listeners_hear_the_activity_in_order() -> None:
-    heard: list[tuple[str, str]] = []
+async def test_sync_and_async_listeners_hear_the_activity_in_order() -> None:
+    heard: list[str] = []
 
     def sync_listener(event: Activity) -> None:
-        heard.append(("sync", threading.current_thread().name))
+        heard.append("sync")
 
     async def async_listener(event: Activity) -> None:
         await asyncio.sleep(0)  # really awaited, not just called
-        heard.append(("async", event.kind))
+        heard.append(f"async {event.kind}")
 
-    deliver_now([sync_listener, async_listener, sync_listener], activity())
-    here = threading.current_thread().name
-    assert heard == [("sync", here), ("async", "turn_finished"), ("sync", here)]
+    await deliver([sync_listener, async_listener, sync_listener], activity())
+    assert heard == ["sync", "async turn_finished", "sync"]
 
 
-def test_a_failing_listener_is_logged_by_type_and_the_rest_still_hear(
+async def test_a_failing_listener_is_logged_by_type_and_the_rest_still_hear(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     heard: list[str] = []
@@ -42,8 +40,10 @@ def test_a_failing_listener_is_logged_by_type_and_the_rest_still_hear(
         await asyncio.sleep(0)
         raise KeyError("more secret text")
 
-    with caplog.at_level(logging.ERROR, logger="chatomon.chat.activity"):
-        deliver_now([failing, failing_later, lambda event: heard.append(event.turn_id)], activity())
+    with caplog.at_level(logging.ERROR, logger="chatomon.chat.pipeline.activity"):
+        await deliver(
+            [failing, failing_later, lambda event: heard.append(event.turn_id)], activity()
+        )
     assert heard == ["t-1"]
     messages = [record.getMessage() for record in caplog.records]
     assert len(messages) == 2

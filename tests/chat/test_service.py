@@ -15,7 +15,7 @@ import pytest
 
 from chatomon import Blocklist, TokenUsage
 from chatomon.chat.loop import LoopLimits
-from chatomon.chat.service import AtomConfig, owner_of
+from chatomon.chat.pipeline import AtomConfig, owner_of
 from chatomon.chat.store import ConversationStore, MemoryStore, Owner
 from chatomon.data.actor import SimpleActor
 from chatomon.providers import ScriptedProvider
@@ -50,52 +50,6 @@ async def test_a_plain_answer_is_streamed_persisted_and_recorded(
     assert turn.report["capture_content"] == "hash"
     assert turn.final_action == "answered"
     assert turn.usage == TokenUsage(input_tokens=3, output_tokens=2)
-
-
-async def test_a_turn_the_caller_opened_runs_in_that_turn(store: ConversationStore) -> None:
-    chat = service(store, ScriptedProvider([["First."], ["Second."]]))
-    first = (await collect(chat.run_turn(USER, "Hi")))[-1]
-    conversation = UUID(first["conversation_id"])
-    opened = await store.open_turn(Owner.user(7), conversation)
-    assert opened is not None
-    events = await collect(chat.run_turn(USER, "Again", conversation, opened=opened))
-    assert {(e["conversation_id"], e["turn_id"]) for e in events} == {
-        (str(conversation), opened.turn.id)
-    }
-    assert len(await store.list_turns(conversation_id=conversation)) == 2  # none opened twice
-    stored = await store.messages(Owner.user(7), conversation)
-    assert [m.item.content for m in stored] == ["Hi", "First.", "Again", "Second."]
-
-
-async def test_a_planned_turn_is_written_when_it_ends(store: ConversationStore) -> None:
-    planned = await store.plan_turn(Owner.user(7), None)
-    assert planned is not None
-    chat = service(store, ScriptedProvider([["Hello."]]))
-    events = await collect(chat.run_turn(USER, "Hi", opened=planned))
-    assert events[-1]["turn_id"] == planned.opened.turn.id
-    turn = await store.get_turn(planned.opened.turn.id)
-    assert turn is not None and turn.status == "completed"
-    stored = await store.messages(Owner.user(7), planned.opened.conversation.id)
-    assert [m.item.content for m in stored] == ["Hi", "Hello."]
-
-
-async def test_a_planned_turn_that_fails_is_recorded_as_aborted(store: ConversationStore) -> None:
-    planned = await store.plan_turn(Owner.user(7), None)
-    assert planned is not None
-    chat = service(store, ScriptedProvider([RuntimeError("provider down")]))
-    (error,) = await collect(chat.run_turn(USER, "Hi", opened=planned))
-    assert error["code"] == "chat_error"
-    turn = await store.get_turn(planned.opened.turn.id)
-    assert turn is not None and turn.status == "aborted"
-    assert await store.list_conversations(Owner.user(7)) == [planned.opened.conversation]
-
-
-async def test_a_turn_opened_in_another_conversation_is_refused(store: ConversationStore) -> None:
-    chat = service(store, ScriptedProvider([["never"]]))
-    opened = await store.open_turn(Owner.user(7), None)
-    assert opened is not None
-    with pytest.raises(ValueError, match="another conversation"):
-        await collect(chat.run_turn(USER, "Hi", uuid4(), opened=opened))
 
 
 async def test_a_read_round_stores_the_call_group_and_its_linked_result(

@@ -10,8 +10,8 @@ from uuid import UUID
 import pytest
 
 from chatomon import Blocklist, TokenUsage
-from chatomon.chat.activity import Activity
-from chatomon.chat.service import AtomConfig, ChatService
+from chatomon.chat.pipeline import AtomConfig, ChatService
+from chatomon.chat.pipeline.activity import Activity
 from chatomon.chat.store import ConversationStore, Owner
 from chatomon.data.actor import SimpleActor
 from chatomon.providers import ScriptedProvider
@@ -38,22 +38,6 @@ async def suspended_turn(chat: ChatService, text: str = "Rename steel to iron") 
     events = await collect(chat.run_turn(USER, text))
     assert [e["type"] for e in events] == ["tool_call", "confirm_mutation"]
     return events[-1]
-
-
-async def test_a_planned_turn_is_recorded_before_its_confirmation(
-    store: ConversationStore,
-) -> None:
-    planned = await store.plan_turn(Owner.user(7), None)
-    assert planned is not None
-    chat = service(store, rename_script(), settings=confirm_settings())
-    pending = (await collect(chat.run_turn(USER, "Rename it", opened=planned)))[-1]
-    assert pending["type"] == "confirm_mutation"
-    turn = await store.get_turn(planned.opened.turn.id)
-    assert turn is not None and turn.status == "awaiting_confirmation"
-    confirmation = await store.get_confirmation(UUID(pending["id"]))
-    assert confirmation is not None and confirmation.turn_id == planned.opened.turn.id
-    events = await collect(chat.resolve_confirmation(USER, pending["id"], True))
-    assert events[-1]["type"] == "done"
 
 
 @pytest.mark.parametrize("confirmed", [True, False])

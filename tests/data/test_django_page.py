@@ -59,15 +59,26 @@ def test_value_pages_and_counts_match_model_instances_and_queryset_count(
     assert count_rows(ordered) == ordered.count()
 
 
-def test_a_page_with_relations_or_prefetches_needs_instances(db: Any) -> None:
+def test_a_page_with_relations_needs_instances(db: Any) -> None:
     django_catalog()
     actor = SimpleActor(id=1, is_authenticated=True)
     spec, ordered = spec_and_queryset(
         {"manager": "PartManager", "fields": ["name", {"material": ["name"]}]}, actor
     )
     assert scalar_page(ordered, spec) is None
+
+
+def test_a_scalar_page_skips_the_prefetches_of_the_managers_queryset(
+    db: Any, django_assert_num_queries: Any
+) -> None:
+    django_catalog()
+    actor = SimpleActor(id=1, is_authenticated=True)
     spec, ordered = spec_and_queryset({"manager": "ProjectManager"}, actor)
-    assert scalar_page(ordered.prefetch_related("parts"), spec) is None
+    prefetching = ordered.prefetch_related("parts")
+    expected = scalar_page(ordered, spec)
+    assert expected  # the comparison means something only with rows
+    with django_assert_num_queries(1):  # the page alone: no prefetch query
+        assert scalar_page(prefetching, spec) == expected
 
 
 def test_a_count_that_cannot_match_runs_no_statement(

@@ -11,8 +11,8 @@ import pytest
 from django.test import override_settings
 
 from chatomon import TokenUsage
-from chatomon.chat.activity import Activity, ActivityKind
-from chatomon.chat.service import ChatService
+from chatomon.chat.pipeline import ChatService
+from chatomon.chat.pipeline.activity import Activity, ActivityKind
 from chatomon.chat.store.memory import MemoryStore
 from chatomon.chat.tools.toolset import Toolset
 from chatomon.data.actor import SimpleActor

@@ -130,7 +130,7 @@ async def test_permission_denial_is_403_and_the_permission_sees_user_and_scope(
 
 async def test_a_permission_may_use_the_orm(settings):
     def permission(user: Any, scope: Any) -> bool:
-        # The checks run on the request thread, where the ORM may run (not the event loop).
+        # A sync permission runs in a worker thread, where the ORM may run (not the loop).
         return not get_user_model().objects.filter(username="chat-closed").exists()
 
     configure(settings, permission=permission)
@@ -250,32 +250,17 @@ async def test_a_provider_failure_is_the_generic_chat_error_with_status_200():
 
 
 async def test_a_turn_that_cannot_be_recorded_ends_with_chat_error(monkeypatch):
-    # The view closes the turn on its request thread; a failure there ends it as aborted.
-    def gone(self: Any, *args: Any, **kwargs: Any) -> None:
+    # The pipeline closes the turn as it ends; a failure there ends it as aborted.
+    async def gone(self: Any, *args: Any, **kwargs: Any) -> None:
         raise OSError("database is gone")
 
-    monkeypatch.setattr(DjangoStore, "close_turn_here", gone)
+    monkeypatch.setattr(DjangoStore, "close_turn", gone)
     response = await post(AsyncClient(), {"text": "hello"})
     assert response.status_code == 200
     events = response.json()["events"]
     assert [event["type"] for event in events][-2:] == ["text_chunk", "error"]
     assert events[-1]["code"] == "chat_error"
     assert await sync_to_async(lambda: Turn.objects.get().status)() == "aborted"
-
-
-async def test_a_turn_that_cannot_be_planned_opens_itself_and_the_failure_is_logged(
-    monkeypatch, caplog
-):
-    def fail(*args: Any) -> None:
-        raise RuntimeError("database is locked")
-
-    monkeypatch.setattr(DjangoStore, "plan_turn_here", fail)
-    with caplog.at_level("WARNING", logger="chatomon.django.transports.admission"):
-        body = (await post(AsyncClient(), {"text": "hello"})).json()
-    assert types(body["events"]) == ["text_chunk", "text_chunk", "done"]
-    assert await count(Turn) == 1
-    (record,) = [r for r in caplog.records if r.name == "chatomon.django.transports.admission"]
-    assert record.exc_info is not None and "database is locked" in str(record.exc_info[1])
 
 
 async def test_a_malformed_conversation_id_is_not_found_and_logs_nothing(caplog):
@@ -304,8 +289,8 @@ async def test_chat_views_stay_out_of_atomic_requests(settings):
 
 
 async def test_a_turn_waiting_on_its_model_is_stored_as_running_meanwhile(settings):
-    # Planned on the request thread and written as it ends, a turn that lasts is written
-    # as running first, so that the console sees it while the model answers.
+    # The turn is written as running when it opens, so that the console sees it while
+    # the model answers.
     configure(settings, provider_config={"delay_seconds": 1.0})
     answering = asyncio.create_task(post(AsyncClient(), {"text": "hello"}))
 
@@ -328,17 +313,3 @@ async def test_a_turn_waiting_on_its_model_is_stored_as_running_meanwhile(settin
     turn = await Turn.objects.aget()
     assert (turn.pk, turn.status) == (last["turn_id"], "completed")
     assert await ChatMessage.objects.filter(conversation_id=turn.conversation_id).acount() == 2
-
-
-async def test_a_quick_turn_is_written_once_as_it_ends(settings, monkeypatch):
-    recorded: list[str] = []
-    record = DjangoStore.record_turn
-
-    async def recording(self: Any, planned: Any) -> None:
-        recorded.append(planned.opened.turn.id)
-        await record(self, planned)
-
-    monkeypatch.setattr(DjangoStore, "record_turn", recording)
-    assert (await post(AsyncClient(), {"text": "hello"})).json()["events"][-1]["type"] == "done"
-    assert recorded == []
-    assert (await Turn.objects.aget()).status == "completed"

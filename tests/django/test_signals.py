@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from chatomon.chat.service import ChatService
+from chatomon.chat.pipeline import ChatService
 from chatomon.chat.store import MemoryStore
 from chatomon.django.audit.signals import (
     chat_error,

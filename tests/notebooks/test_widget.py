@@ -13,7 +13,7 @@ import pytest
 
 from chatomon import Atom, Blocklist, TurnReport
 from chatomon.chat.loop import ToolLoop
-from chatomon.chat.service import ChatService
+from chatomon.chat.pipeline import ChatService
 from chatomon.chat.store import MemoryStore
 from chatomon.data.actor import SimpleActor
 from chatomon.errors import ProviderUnavailableError, TurnStateError

@@ -12,15 +12,16 @@ context text, never native tool-result messages.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from chatomon.chat.store.records import ConversationSummary, StoredMessage
 from chatomon.providers.base import Message, TextChunkEvent
 from chatomon.providers.contract import run_completion
+from chatomon.schemas import Message as TextMessage
 
-__all__ = ["SUMMARY_PROMPT", "BuiltContext", "build_context"]
+__all__ = ["SUMMARY_PROMPT", "BuiltContext", "build_context", "text_history"]
 
 SUMMARY_PROMPT = (
     "Summarize the earlier part of this conversation between a user and a data assistant "
@@ -160,3 +161,30 @@ async def _summarize(
         if isinstance(event, TextChunkEvent)
     ]
     return "".join(chunks).strip()
+
+
+def text_history(messages: Iterable[Message]) -> list[TextMessage]:
+    """The built context as user/assistant text, the history the Atom's orbitals read.
+
+    Native tool messages become assistant context text and a summary an assistant line;
+    the tool loop itself receives the native messages.
+    """
+    history: list[TextMessage] = []
+    for message in messages:
+        if message.role == "user":
+            history.append(TextMessage(role="user", content=message.content))
+        elif message.role == "tool":
+            text = f"[Earlier result of tool {message.name or 'unknown'}: {message.content}]"
+            history.append(TextMessage(role="assistant", content=text))
+        elif message.role == "system":
+            history.append(TextMessage(role="assistant", content=f"[{message.content}]"))
+        else:
+            history.append(TextMessage(role="assistant", content=_assistant_text(message)))
+    return [m for m in history if m.content]
+
+
+def _assistant_text(message: Message) -> str:
+    calls = ", ".join(
+        f"{c.name}({json.dumps(dict(c.arguments), default=str)})" for c in message.tool_calls
+    )
+    return " ".join(p for p in (message.content, f"[Called {calls}]" if calls else "") if p)

@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Case, Count, F, Max, Min, Q, QuerySet, Sum, When
-from django.db.models.expressions import Combinable
 
 from chatomon.data.aggregate import AggregateSpec, GroupKey, Metric, average
 from chatomon.data.backend import AggregatePage
@@ -24,7 +23,7 @@ from chatomon.data.serialization import json_value, serialize_value
 __all__ = ["run_aggregate"]
 
 
-def _group_expression(key: GroupKey, actor: Any) -> Combinable:
+def _group_expression(key: GroupKey, actor: Any) -> F | Case:
     expression = F(field_path(key.hops, key.field.name))
     scopes = scope_conditions(key.hops, actor)
     if not scopes:

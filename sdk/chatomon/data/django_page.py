@@ -15,7 +15,7 @@ from django.core.exceptions import EmptyResultSet
 from django.db import connections
 from django.db.models import QuerySet
 
-from chatomon.data.query import QuerySpec, Selection
+from chatomon.data.query import QuerySpec
 from chatomon.data.serialization import serialize_value
 
 __all__ = ["count_rows", "scalar_page"]
@@ -34,20 +34,16 @@ def count_rows(queryset: QuerySet[Any]) -> int:
     return int(row[0]) if row is not None else 0
 
 
-def _reads_scalars_only(queryset: QuerySet[Any], selection: Selection) -> bool:
-    # Prefetches a manager's queryset asks for need model instances to attach to.
-    lookups: tuple[Any, ...] = getattr(queryset, "_prefetch_related_lookups", ())
-    return not selection.relations and not lookups
-
-
 def scalar_page(ordered: QuerySet[Any], spec: QuerySpec) -> list[dict[str, Any]] | None:
     """The page as JSON rows read with `values_list`; None when it needs model instances."""
     selection = spec.selection
-    if not _reads_scalars_only(ordered, selection):
+    if selection.relations:
         return None
     fields = selection.fields
     names = ["pk" if field.name == "id" else field.name for field in fields]
-    page = ordered.values_list(*names)[spec.offset : spec.offset + spec.limit]
+    # Prefetches a manager's queryset asks for attach to instances: scalar rows need none.
+    scalars = ordered.prefetch_related(None).values_list(*names)
+    page = scalars[spec.offset : spec.offset + spec.limit]
     return [
         {
             field.name: serialize_value(field, value)

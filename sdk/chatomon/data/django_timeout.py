@@ -63,7 +63,8 @@ def _postgresql(alias: str, seconds: float) -> Iterator[None]:
 @contextmanager
 def _sqlite(alias: str, seconds: float) -> Iterator[None]:
     connection = connections[alias]
-    connection.ensure_connection()
+    with connection.cursor():  # opens the connection if it is not open yet
+        pass
     raw = connection.connection
     deadline = time.monotonic() + seconds
     raw.set_progress_handler(lambda: int(time.monotonic() > deadline), PROGRESS_STEPS)

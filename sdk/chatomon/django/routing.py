@@ -2,9 +2,10 @@
 
 ```python
 # asgi.py
-from chatomon.django.asgi import get_asgi_application  # or django.core.asgi's
+from django.core.asgi import get_asgi_application
 
 django_asgi = get_asgi_application()          # first: it sets Django up
+from channels.routing import ProtocolTypeRouter
 from chatomon.django.routing import chat_websocket_application
 
 application = ProtocolTypeRouter({

@@ -21,18 +21,15 @@ async for event in service.run_turn(request.user, "Which parts?", owner=owner):
 
 from __future__ import annotations
 
-import functools
 import threading
-from collections.abc import Awaitable, Mapping
+from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
 
-from chatomon.chat.activity import Activity, ActivityListener
-from chatomon.chat.service import ChatService
+from chatomon.chat.pipeline import ChatService
 from chatomon.chat.store.records import Owner
 from chatomon.chat.tools.toolset import Toolset
 from chatomon.data.actor import is_authenticated
-from chatomon.django.request_loop import on_server_loop
 from chatomon.django.settings import ChatSettings, chat_settings
 from chatomon.providers.registry import build_provider
 
@@ -98,19 +95,7 @@ async def publish_event(event: Mapping[str, Any]) -> None:
     if layer is None or not conversation_id:
         return
     message = {"type": GROUP_EVENT_TYPE, "event": dict(event)}
-    # The layer belongs to the server's loop, also for a turn on a request thread's own.
-    await on_server_loop(layer.group_send(conversation_group(str(conversation_id)), message))
-
-
-def _answered_on_server_loop(listener: ActivityListener) -> ActivityListener:
-    """`listener`, whose awaitable answers are awaited on the server's loop."""
-
-    @functools.wraps(listener)
-    def listen(activity: Activity) -> Awaitable[None] | None:
-        answer = listener(activity)
-        return None if answer is None else on_server_loop(answer)
-
-    return listen
+    await layer.group_send(conversation_group(str(conversation_id)), message)
 
 
 def _listeners(settings: ChatSettings) -> list[Any]:
@@ -127,7 +112,7 @@ def _listeners(settings: ChatSettings) -> list[Any]:
         # Open consoles learn of new and decided confirmations at once, not at their
         # next once-a-second check.
         listeners.append(import_string("chatomon.console.live.approval_activity_listener"))
-    return [_answered_on_server_loop(listener) for listener in listeners]
+    return listeners
 
 
 def build_chat_service(settings: ChatSettings | None = None) -> ChatService:

@@ -1,6 +1,6 @@
 """The audit trail of chat activity: sanitized events to a logger and to `AuditEvent` rows.
 
-`AuditListener(settings)` is a ChatService activity listener (chatomon.chat.activity).
+`AuditListener(settings)` is a ChatService activity listener (chatomon.chat.pipeline.activity).
 With `audit.level` "messages" it records `message_received` and `assistant_message`; with
 "all" also every tool call, mutation, confirmation, finished turn and error.
 
@@ -30,7 +30,7 @@ from dataclasses import asdict, is_dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from chatomon.chat.activity import Activity
+from chatomon.chat.pipeline.activity import Activity
 from chatomon.data.actor import is_authenticated
 from chatomon.django.audit.writer import AuditWriter
 from chatomon.django.settings import AuditSettings, ChatSettings

@@ -28,8 +28,8 @@ from typing import Any
 
 from django.dispatch import Signal
 
-from chatomon.chat.activity import Activity
-from chatomon.chat.service import ChatService
+from chatomon.chat.pipeline import ChatService
+from chatomon.chat.pipeline.activity import Activity
 
 __all__ = [
     "chat_error",

@@ -1,12 +1,11 @@
 """Who may chat, as whom, and how much: the checks every transport runs before a turn.
 
-They are sync: the HTTP views run them on the request thread, where the ORM, the session
-and the cache need no trip to another thread; the WebSocket consumer runs them in one
-`sync_to_async` call when the socket opens.
+They are async, like the views and the consumer that await them: the session through its
+async API, the rate limiter through its own.
 
 - `permitted`: the `permission` setting, called with `(user, scope)`; a falsy answer denies
-  (HTTP 403, WebSocket close 4403). It may use the ORM; an async check runs on the event
-  loop through `async_to_sync`.
+  (HTTP 403, WebSocket close 4403). An async check is awaited; a sync one runs in a worker
+  thread (`sync_to_async`), where it may use the ORM.
 - `chat_identity`: anonymous chats belong to a random identity kept in the Django session,
   created (and its cookie set by SessionMiddleware) on the first request; `identify` gives
   the conversation owner and the rate-limit scope of a user (else that identity).
@@ -18,22 +17,17 @@ and the cache need no trip to another thread; the WebSocket consumer runs them i
 from __future__ import annotations
 
 import inspect
-import logging
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
-from uuid import UUID
 
-from asgiref.sync import async_to_sync
+from asgiref.sync import sync_to_async
 
-from chatomon.chat.service import ChatService
-from chatomon.chat.service_events import error_event
-from chatomon.chat.store.records import OpenedTurn, Owner, PlannedTurn
-from chatomon.chat.turn_ending import TurnEnding
+from chatomon.chat.pipeline import ChatService
+from chatomon.chat.pipeline.wire import error_event
+from chatomon.chat.store.records import Owner
 from chatomon.data.actor import is_authenticated
-from chatomon.django.persistence.store import DjangoStore
-from chatomon.django.request_loop import run_async
 from chatomon.django.service import owner_for
 from chatomon.django.settings import ChatSettings
 from chatomon.django.transports.ratelimit import Admission, RateLimiter, TokenBudget, scope_key
@@ -46,7 +40,6 @@ __all__ = [
     "Admitted",
     "chat_identity",
     "collect",
-    "collect_now",
     "denied_event",
     "identify",
     "limit_refusal",
@@ -55,7 +48,6 @@ __all__ = [
     "scope_key",
 ]
 
-logger = logging.getLogger(__name__)
 
 SESSION_MARKER = "chatomon_chat_id"
 """The session entry holding the anonymous chat identity (see `chat_identity`)."""
@@ -68,24 +60,20 @@ def denied_event() -> dict[str, Any]:
     return error_event("permission_denied", DENIED_MESSAGE)
 
 
-def permitted(settings: ChatSettings, user: Any, scope: Mapping[str, Any]) -> bool:
+async def permitted(settings: ChatSettings, user: Any, scope: Mapping[str, Any]) -> bool:
     """Whether the `permission` setting lets `user` in (no setting: everyone may)."""
     check = settings.permission
     if check is None:
         return True
     if inspect.iscoroutinefunction(check):
-        return bool(async_to_sync(check)(user, scope))
-    answer = check(user, scope)
-    if inspect.isawaitable(answer):
-        answer = async_to_sync(_awaited)(answer)
+        return bool(await check(user, scope))
+    answer: Any = await sync_to_async(check)(user, scope)
+    if inspect.isawaitable(answer):  # a sync callable that returned an awaitable
+        answer = await answer
     return bool(answer)
 
 
-async def _awaited(answer: Awaitable[Any]) -> Any:
-    return await answer
-
-
-def chat_identity(session: Any, *, save: bool = False) -> str:
+async def chat_identity(session: Any, *, save: bool = False) -> str:
     """The anonymous chat identity kept in the session, created on first use.
 
     A random value rather than the session key: a signed-cookie session's key is its
@@ -94,17 +82,17 @@ def chat_identity(session: Any, *, save: bool = False) -> str:
     a new session at once (WebSocket); over HTTP, SessionMiddleware saves it and sets the
     cookie on the response.
     """
-    identity = session.get(SESSION_MARKER)
+    identity = await session.aget(SESSION_MARKER)
     if isinstance(identity, str) and identity:
         return identity
     identity = secrets.token_urlsafe(24)
-    session[SESSION_MARKER] = identity
+    await session.aset(SESSION_MARKER, identity)
     if save:
-        session.save()
+        await session.asave()
     return identity
 
 
-def identify(
+async def identify(
     user: Any, session: Any, client_ip: str | None, *, save: bool = False
 ) -> tuple[Owner, str]:
     """The conversation owner and the rate-limit scope: the user's, else the session's.
@@ -112,7 +100,7 @@ def identify(
     An anonymous user chats as the session's `chat_identity` (`save` as there); the
     client IP is the scope's last resort (see `scope_key`).
     """
-    session_key = None if is_authenticated(user) else chat_identity(session, save=save)
+    session_key = None if is_authenticated(user) else await chat_identity(session, save=save)
     return owner_for(user, session_key), scope_key(user, session_key, client_ip)
 
 
@@ -145,17 +133,8 @@ class Admitted:
         """The token budget of this actor for the turn."""
         return limiter_for(self.settings).budget(self.scope)
 
-    def run_turn(
-        self,
-        *,
-        can_confirm: bool = True,
-        opened: OpenedTurn | PlannedTurn | None = None,
-        ending: TurnEnding | None = None,
-    ) -> AsyncIterator[dict[str, Any]]:
-        """The events of the turn the admitted `MessageRequest` asks for.
-
-        `opened` and `ending`: see `ChatService.run_turn`.
-        """
+    def run_turn(self, *, can_confirm: bool = True) -> AsyncIterator[dict[str, Any]]:
+        """The events of the turn the admitted `MessageRequest` asks for."""
         message: MessageRequest = self.payload
         return self.service.run_turn(
             self.user,
@@ -164,50 +143,7 @@ class Admitted:
             owner=self.owner,
             budget=self.budget(),
             can_confirm=can_confirm,
-            opened=opened,
-            ending=ending,
         )
-
-    def plan_turn(self) -> PlannedTurn | None:
-        """Plan the admitted message's turn here, on a thread where the ORM may run.
-
-        A sync view does so on its request thread, sparing the turn that trip; the turn
-        is then written once, as it ends. None when the service's store is not the Django
-        store, the conversation id is not a UUID or not the owner's, or reading failed:
-        `run_turn` then opens the turn itself, and answers `conversation_not_found` or
-        reports the failure as always.
-        """
-        message: MessageRequest = self.payload
-        store = self.service.store
-        if not isinstance(store, DjangoStore):
-            return None
-        try:
-            key = None if message.conversation_id is None else UUID(message.conversation_id)
-        except ValueError:
-            return None  # run_turn answers conversation_not_found
-        try:
-            return store.plan_turn_here(self.owner, key)
-        except Exception:  # run_turn tries again, and reports the failure to the client
-            logger.warning("planning a chat turn failed; the turn opens itself", exc_info=True)
-            return None
-
-    def collect_turn(self, *, can_confirm: bool) -> list[dict[str, Any]]:
-        """Every event of the admitted message's turn, for a sync view on its request thread.
-
-        With the Django store the turn is planned here and written here once, as it ends;
-        only the turn itself runs on the event loop, this thread waiting.
-        """
-        store = self.service.store
-        if not isinstance(store, DjangoStore):
-            return collect_now(self.run_turn(can_confirm=can_confirm))
-        ending = TurnEnding()
-        events = self.run_turn(can_confirm=can_confirm, opened=self.plan_turn(), ending=ending)
-        try:
-            collected = collect_now(events)
-        finally:
-            # Recorded also when the client left once the answer was complete.
-            last = ending.finish(store.close_turn_here) if ending.ready else None
-        return collected if last is None else [*collected, last]
 
     def resolve_confirmation(self) -> AsyncIterator[dict[str, Any]]:
         """The events of the admitted `ConfirmRequest`: the claim, then the resumed turn."""
@@ -224,12 +160,3 @@ class Admitted:
 async def collect(events: AsyncIterator[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every event of a turn, read to its end."""
     return [event async for event in events]
-
-
-def collect_now(events: AsyncIterator[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`collect` for sync code.
-
-    On the request thread's own loop when its handler keeps one
-    (`chatomon.django.request_loop`), else on the server's loop while this thread waits.
-    """
-    return run_async(collect, events)

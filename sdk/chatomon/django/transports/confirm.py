@@ -16,11 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
-from django.http.response import HttpResponseBase, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 
 from chatomon.django.settings import ChatSettings
-from chatomon.django.transports.admission import collect_now
+from chatomon.django.transports.admission import collect
 from chatomon.django.transports.http import ChatEndpoint, envelope
 from chatomon.django.transports.requests import parse_confirm
 from chatomon.django.transports.sse import (
@@ -53,12 +52,12 @@ class ChatConfirmView(ChatEndpoint):
             return refusal_response(status, event)
         return super().refuse(request, status, event)
 
-    def post(self, request: HttpRequest) -> HttpResponseBase:
+    async def post(self, request: HttpRequest) -> HttpResponseBase:
         """Claim the confirmation and run the resumed turn."""
-        admitted = self.admit(request)
+        admitted = await self.admit(request)
         if isinstance(admitted, HttpResponseBase):
             return admitted
         events = admitted.resolve_confirmation()
         if wants_event_stream(request):
             return event_stream_response(events, self.heartbeat_seconds)
-        return JsonResponse(envelope(collect_now(events)))
+        return JsonResponse(envelope(await collect(events)))

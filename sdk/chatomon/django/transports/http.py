@@ -7,14 +7,10 @@ CSRF-protected (Django's 403), then, in this order and before any turn runs: the
 created now so its cookie goes out with the response), and one request counted against the
 rate limit (429 `rate_limited`, with `Retry-After`). Refusals use the endpoint's own format.
 
-The views are sync: the checks run on the request thread (with `chatomon.django.asgi`'s
-handler, in the same trip as the middleware), and so does the store work of this view's
-turn: it is planned there and written there once, as it ends (`Admitted.collect_turn`),
-or as running first when its model takes a while. With that handler the turn itself runs
-on the request thread's own event loop too (`chatomon.django.request_loop`): the whole
-request is one trip to its thread. Elsewhere the turn runs on the server's loop through
-`async_to_sync`. A streaming answer (SSE) is an async iterator the handler streams from
-the loop.
+The views are async views: under Django's `ASGIHandler` they run on the server's event
+loop and iterate `ChatService.run_turn` there; under WSGI Django runs each on an event
+loop of its own (`POST chat/` and `POST chat/confirm/` work there; streaming wants ASGI).
+A streaming answer (SSE) is an async iterator the handler streams from the loop.
 
 Plain HTTP cannot pause for the end user: a mutation in `confirm_mutations` ends the turn
 with `confirmation_required_transport`. Staff approvals still pause (the envelope ends with
@@ -28,9 +24,7 @@ from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.http.response import HttpResponseBase
-from django.utils.decorators import method_decorator
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.views import View
 from django.views.decorators.csrf import csrf_protect
 
@@ -38,6 +32,7 @@ from chatomon.django.service import chat_service
 from chatomon.django.settings import ChatSettings, chat_settings
 from chatomon.django.transports.admission import (
     Admitted,
+    collect,
     denied_event,
     identify,
     limit_refusal,
@@ -85,7 +80,6 @@ def _read(request: HttpRequest, code: str) -> Mapping[str, Any] | BadRequest:
     return decode_object(body, code)
 
 
-@method_decorator(csrf_protect, name="dispatch")
 class ChatEndpoint(View):
     """The checks and refusals every chat view shares (see the module docstring)."""
 
@@ -95,12 +89,13 @@ class ChatEndpoint(View):
 
     @classmethod
     def as_view(cls, **initkwargs: Any) -> Any:
-        """The view, left out of ATOMIC_REQUESTS.
+        """The view, CSRF-protected and left out of ATOMIC_REQUESTS.
 
         A turn waits on a model for seconds, and its records must survive the request
-        failing (a client gone mid-turn is recorded as aborted).
+        failing (a client gone mid-turn is recorded as aborted). `csrf_protect` wraps the
+        async view function itself, so Django applies it as an async decorator.
         """
-        return transaction.non_atomic_requests(super().as_view(**initkwargs))
+        return transaction.non_atomic_requests(csrf_protect(super().as_view(**initkwargs)))
 
     def parse(self, payload: Mapping[str, Any], settings: ChatSettings) -> Any:
         """The request this endpoint reads from the decoded body, or a BadRequest."""
@@ -110,11 +105,11 @@ class ChatEndpoint(View):
         """A refusal in this endpoint's format (default: the JSON envelope)."""
         return JsonResponse(envelope([event]), status=status)
 
-    def admit(self, request: HttpRequest) -> Admitted | HttpResponseBase:
+    async def admit(self, request: HttpRequest) -> Admitted | HttpResponseBase:
         """Run every check; the admitted request, or the refusal to send."""
         settings = chat_settings()
-        user = request.user
-        if not permitted(settings, user, _asgi_scope(request)):
+        user = await request.auser()
+        if not await permitted(settings, user, _asgi_scope(request)):
             return self.refuse(request, 403, denied_event())
         decoded = _read(request, self.body_error)
         parsed = decoded if isinstance(decoded, BadRequest) else self.parse(decoded, settings)
@@ -123,8 +118,8 @@ class ChatEndpoint(View):
         session = getattr(request, "session", None)
         if session is None and not user.is_authenticated:
             return self.refuse(request, 403, denied_event())  # no SessionMiddleware: no owner
-        owner, scope = identify(user, session, request.META.get("REMOTE_ADDR"))
-        limited = limit_refusal(limiter_for(settings).admit(scope))
+        owner, scope = await identify(user, session, request.META.get("REMOTE_ADDR"))
+        limited = limit_refusal(await limiter_for(settings).hit(scope))
         if limited is not None:
             response = self.refuse(request, 429, limited)
             response["Retry-After"] = str(limited["retry_after_seconds"])
@@ -135,9 +130,9 @@ class ChatEndpoint(View):
 class ChatView(ChatEndpoint):
     """`POST chat/`: `{"text", "conversation_id"?}` → 200 with the envelope of the turn."""
 
-    def post(self, request: HttpRequest) -> HttpResponseBase:
+    async def post(self, request: HttpRequest) -> HttpResponseBase:
         """Run the turn to its end and answer with every event."""
-        admitted = self.admit(request)
+        admitted = await self.admit(request)
         if isinstance(admitted, HttpResponseBase):
             return admitted
-        return JsonResponse(envelope(admitted.collect_turn(can_confirm=False)))
+        return JsonResponse(envelope(await collect(admitted.run_turn(can_confirm=False))))

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from chatomon.chat.service_events import error_event
+from chatomon.chat.pipeline.wire import error_event
 
 __all__ = [
     "MAX_BODY_BYTES",

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from chatomon.chat.service_events import TERMINAL_TYPES, error_event
+from chatomon.chat.pipeline.wire import TERMINAL_TYPES, error_event
 
 __all__ = ["ECHO_WINDOW_SECONDS", "SocketState"]
 

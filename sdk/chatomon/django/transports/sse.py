@@ -11,12 +11,9 @@ The turn runs in a task of its own, feeding a queue the response reads: the turn
 always runs in one task (its timeouts and context stay intact), and a client that goes
 away cancels that task, which records the turn as aborted.
 
-A stream lasts as long as its model takes, and most of that time it waits. So that
-concurrent streams do not each hold a database connection meanwhile, the request thread
-closes the connections Django would close at the request's end (`CONN_MAX_AGE`, 0 by
-default) before the stream starts, and the turn's sync work (store writes, the tools' ORM
-queries) runs on asgiref's one shared sync thread, as a WebSocket turn's does, rather
-than on the request's thread.
+A stream lasts as long as its model takes, and most of that time it waits: the store
+releases its database connection after each of its calls (`chatomon.django.persistence`),
+so waiting streams hold none.
 """
 
 from __future__ import annotations
@@ -28,13 +25,10 @@ import logging
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from asgiref.sync import SyncToAsync, ThreadSensitiveContext
-from django.http import HttpRequest, HttpResponse
-from django.http.response import HttpResponseBase, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 
-from chatomon.chat.service_events import GENERIC_ERROR_MESSAGE, TERMINAL_TYPES, error_event
+from chatomon.chat.pipeline.wire import GENERIC_ERROR_MESSAGE, TERMINAL_TYPES, error_event
 from chatomon.django.audit.signals import send_chat_error
-from chatomon.django.persistence.connections import release_spent_connections
 from chatomon.django.transports.http import ChatEndpoint
 
 __all__ = [
@@ -67,10 +61,7 @@ def frame(event: Mapping[str, Any]) -> bytes:
 
 async def _produce(events: AsyncIterator[dict[str, Any]], queue: asyncio.Queue[Any]) -> None:
     try:
-        async with (
-            ThreadSensitiveContext(executor=SyncToAsync.single_thread_executor),
-            contextlib.aclosing(events) as stream,  # type: ignore[type-var]
-        ):
+        async with contextlib.aclosing(events) as stream:  # type: ignore[type-var]
             async for event in stream:
                 await queue.put(event)
     except Exception as error:
@@ -117,12 +108,7 @@ async def heartbeat_frames(
 def event_stream_response(
     events: AsyncIterator[dict[str, Any]], heartbeat_seconds: float = HEARTBEAT_SECONDS
 ) -> StreamingHttpResponse:
-    """A streaming `text/event-stream` response of the events.
-
-    Called on the request thread: closes its spent database connections first
-    (`chatomon.django.persistence.connections.release_spent_connections`).
-    """
-    release_spent_connections()
+    """A streaming `text/event-stream` response of the events."""
     response = StreamingHttpResponse(
         heartbeat_frames(events, heartbeat_seconds), content_type=CONTENT_TYPE
     )
@@ -150,9 +136,9 @@ class ChatStreamView(ChatEndpoint):
         """A refusal as a one-frame event stream."""
         return refusal_response(status, event)
 
-    def post(self, request: HttpRequest) -> HttpResponseBase:
+    async def post(self, request: HttpRequest) -> HttpResponseBase:
         """Stream the turn's events."""
-        admitted = self.admit(request)
+        admitted = await self.admit(request)
         if isinstance(admitted, HttpResponseBase):
             return admitted
         return event_stream_response(admitted.run_turn(), self.heartbeat_seconds)

@@ -48,18 +48,17 @@ from typing import Any, cast
 from uuid import UUID
 
 from chatomon.atom import Atom
-from chatomon.chat.activity import ActivityListener
 from chatomon.chat.budget import TurnBudget
-from chatomon.chat.context import build_context
-from chatomon.chat.loop import LoopLimits, ToolLoop
-from chatomon.chat.loop_state import LoopResume, Outcome
-from chatomon.chat.service_events import (
+from chatomon.chat.context import build_context, text_history
+from chatomon.chat.loop import LoopLimits, LoopResume, Outcome, ToolLoop
+from chatomon.chat.pipeline.activity import ActivityListener
+from chatomon.chat.pipeline.driver import EventPublisher, TurnDriver
+from chatomon.chat.pipeline.run import TurnItems, TurnRun
+from chatomon.chat.pipeline.wire import (
     GENERIC_ERROR_MESSAGE,
     UNAVAILABLE_MESSAGE,
-    TurnItems,
     error_event,
     resolved_event,
-    text_history,
 )
 from chatomon.chat.store.protocol import ConversationStore
 from chatomon.chat.store.records import (
@@ -67,12 +66,9 @@ from chatomon.chat.store.records import (
     OpenedTurn,
     Owner,
     PendingConfirmation,
-    PlannedTurn,
     StoredMessage,
 )
 from chatomon.chat.tools.toolset import Toolset
-from chatomon.chat.turn_driver import EventPublisher, TurnDriver, TurnRun
-from chatomon.chat.turn_ending import TurnEnding
 from chatomon.data.actor import SimpleActor, is_authenticated
 from chatomon.orbitals.base import Orbital, ParallelGroup
 from chatomon.schemas import CaptureContent, TurnPause
@@ -182,8 +178,6 @@ class ChatService:
         owner: Owner | None = None,
         budget: TurnBudget | None = None,
         can_confirm: bool = True,
-        opened: OpenedTurn | PlannedTurn | None = None,
-        ending: TurnEnding | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         """Run one turn, yielding its events as JSON-ready dicts.
 
@@ -199,28 +193,10 @@ class ChatService:
             can_confirm: False for a transport that cannot ask the user (plain HTTP): a
                 client confirmation ends the turn with `confirmation_required_transport`;
                 staff approvals still suspend it.
-            opened: The turn, when the caller opened it already for this owner and
-                `conversation_id` (a sync caller can, on a thread where the store needs no
-                trip to one): with the store's `open_turn`, or its `plan_turn`, which the
-                turn then writes as it ends (or as running before any write needing it).
-            ending: Given, a completed turn is not closed here: the stream ends without
-                `done` and the caller finishes the turn on its thread (see `TurnEnding`).
-
-        Raises:
-            ValueError: `opened` belongs to another conversation than `conversation_id`.
         """
         who = owner_of(actor, owner)
-        planned, given = (
-            (opened, opened.opened) if isinstance(opened, PlannedTurn) else (None, opened)
-        )
-        if (
-            given is not None
-            and conversation_id is not None
-            and UUID(str(conversation_id)) != given.conversation.id
-        ):
-            raise ValueError("the opened turn belongs to another conversation")
         try:
-            opened = given or await self._open(who, conversation_id)
+            opened = await self._open(who, conversation_id)
         except Exception:
             logger.exception("opening a chat turn failed")
             yield error_event("chat_error", GENERIC_ERROR_MESSAGE)
@@ -234,10 +210,7 @@ class ChatService:
             return
         conversation = opened.conversation
         start = opened.messages[-1].position + 1 if opened.messages else 0
-        run = TurnRun(
-            who, conversation.id, opened.turn.id, actor, text,
-            position=start, ending=ending, planned=planned,
-        )  # fmt: skip
+        run = TurnRun(who, conversation.id, opened.turn.id, actor, text, position=start)
         try:
             native = await self._history(who, conversation, opened.messages)
             await self.driver.tell(run, "message_received", text=text)
@@ -246,7 +219,6 @@ class ChatService:
             return
         except BaseException:
             # Cancelled (or failed) before the driver took over: record the turn as ended.
-            await self.driver.record(run)
             await self.store.update_turn(run.turn_id, status="aborted")
             raise
         loop = self._loop(

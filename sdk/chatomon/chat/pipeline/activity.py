@@ -17,13 +17,9 @@ may quote content) and never breaks the turn.
 
 A mutation's `result["status"]` is "executed", "rejected", "timed_out" or "error".
 
-Where listeners run: on the event loop of the turn, the server's for a streamed turn (SSE,
-WebSocket, `run_turn` consumed directly) and, for `POST chat/` under chatomon's ASGI
-handler, the request thread's own (`chatomon.django.request_loop`, whose Django wiring
-awaits a listener's awaitable answer on the server's loop). `assistant_message` and
-`turn_finished` of a turn that a sync caller ends (`POST chat/`, see `TurnEnding`) go
-through `deliver_now` on that caller's thread, the Django request thread: a sync listener
-may use the ORM there, and an async one is awaited on the server's loop.
+Listeners run on the event loop of the turn, in the order given, each awaited before the
+next: a sync listener must not block (one that needs the ORM returns an awaitable, e.g.
+through `asgiref.sync.sync_to_async`).
 """
 
 from __future__ import annotations
@@ -34,9 +30,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from asgiref.sync import async_to_sync
-
-__all__ = ["Activity", "ActivityKind", "ActivityListener", "deliver", "deliver_now"]
+__all__ = ["Activity", "ActivityKind", "ActivityListener", "deliver"]
 
 logger = logging.getLogger(__name__)
 
@@ -84,25 +78,6 @@ async def deliver(listeners: Sequence[ActivityListener], activity: Activity) -> 
                 await result
         except Exception as error:  # noqa: BLE001 - observers never break a turn
             _failed(listener, activity, error)
-
-
-def deliver_now(listeners: Sequence[ActivityListener], activity: Activity) -> None:
-    """`deliver` for sync code: a listener's awaitable answer is awaited on the event loop.
-
-    Sync listeners (and async ones with nothing to await for this kind) cost no trip to
-    the loop.
-    """
-    for listener in listeners:
-        try:
-            result = listener(activity)
-            if inspect.isawaitable(result):
-                async_to_sync(_awaited)(result)
-        except Exception as error:  # noqa: BLE001 - observers never break a turn
-            _failed(listener, activity, error)
-
-
-async def _awaited(result: Awaitable[Any]) -> None:
-    await result
 
 
 def _failed(listener: ActivityListener, activity: Activity, error: Exception) -> None:

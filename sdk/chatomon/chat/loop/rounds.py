@@ -40,7 +40,13 @@ from typing import Any
 
 from chatomon.chat.budget import TurnBudget
 from chatomon.chat.events import ConfirmMutation, ToolCallStarted, ToolResult
-from chatomon.chat.loop_state import LoopResume, LoopState, Outcome, PendingCall, declined_result
+from chatomon.chat.loop.suspension import (
+    LoopResume,
+    LoopState,
+    Outcome,
+    PendingCall,
+    declined_result,
+)
 from chatomon.chat.prompts import NO_ANSWER_RECOVERY, NO_TOOLS_RECOVERY, system_prompt
 from chatomon.chat.tools.toolset import Toolset
 from chatomon.data.mutations import aexecute_mutation

@@ -1,0 +1,97 @@
+"""The one builder of the chat event contract's wire events (JSON-ready dicts).
+
+Every surface (HTTP envelope, SSE frames, WebSocket frames, the console, the notebook
+widget, evals) sends these dicts and invents none of its own:
+
+| type                    | built from                                             |
+|-------------------------|--------------------------------------------------------|
+| `text_chunk`            | the engine's `TextChunk` (`streamed_event`)            |
+| `tool_call`             | the tool loop's `ToolCallStarted` (`streamed_event`)   |
+| `tool_result`           | the tool loop's `ToolResult` (`streamed_event`)        |
+| `confirm_mutation`      | the stored `PendingConfirmation` (`confirmation_event`) |
+| `confirmation_resolved` | the decided `PendingConfirmation` (`resolved_event`)   |
+| `done`                  | the engine's `TurnDone` (`done_event`)                 |
+| `error`                 | a stable code and a public message (`error_event`)     |
+
+The pipeline adds `conversation_id` and `turn_id` to each event of a turn.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chatomon.chat.events import ToolCallStarted, ToolResult
+from chatomon.chat.store.records import PendingConfirmation
+from chatomon.events import TextChunk, TurnDone
+
+__all__ = [
+    "GENERIC_ERROR_MESSAGE",
+    "TERMINAL_TYPES",
+    "UNAVAILABLE_MESSAGE",
+    "confirmation_event",
+    "done_event",
+    "error_event",
+    "resolved_event",
+    "streamed_event",
+]
+
+GENERIC_ERROR_MESSAGE = "Something went wrong. Please try again."
+UNAVAILABLE_MESSAGE = "This confirmation is no longer available."
+"""The message of `confirmation_unavailable`: unknown, foreign, decided or expired."""
+TERMINAL_TYPES = frozenset({"done", "error", "confirm_mutation"})
+"""The event types that end a turn's stream (a confirm_mutation suspends the turn)."""
+
+
+def streamed_event(event: object) -> dict[str, Any] | None:
+    """The wire form of an engine event streamed as it happens; None for the rest.
+
+    Examples:
+        >>> streamed_event(TextChunk("Hi"))
+        {'type': 'text_chunk', 'content': 'Hi'}
+    """
+    if isinstance(event, TextChunk | ToolCallStarted | ToolResult):
+        return event.to_dict()
+    return None  # nothing else of the engine is part of the event contract
+
+
+def error_event(code: str, message: str, **fields: Any) -> dict[str, Any]:
+    """An `error` event: a stable code and a message safe to show."""
+    return {"type": "error", "code": code, "message": message, **fields}
+
+
+def done_event(done: TurnDone, conversation_id: str) -> dict[str, Any]:
+    """The `done` event: the engine's wire form plus usage and the conversation id."""
+    usage = done.report.usage
+    return {
+        **done.to_dict(),
+        "conversation_id": conversation_id,
+        "escalated": done.report.escalated,
+        "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
+    }
+
+
+def confirmation_event(confirmation: PendingConfirmation, preview: Any) -> dict[str, Any]:
+    """The `confirm_mutation` event; `id` is the public confirmation id to resolve."""
+    return {
+        "type": "confirm_mutation",
+        "id": str(confirmation.id),
+        "call_id": confirmation.call_id,
+        "mutation": confirmation.mutation,
+        "input": dict(confirmation.input),
+        "preview": preview,
+        "approver": confirmation.approver,
+        "expires_at": confirmation.expires_at.isoformat(),
+        "conversation_id": str(confirmation.conversation_id),
+    }
+
+
+def resolved_event(confirmation: PendingConfirmation) -> dict[str, Any]:
+    """The `confirmation_resolved` event: how a confirmation was decided, and by whom."""
+    return {
+        "type": "confirmation_resolved",
+        "id": str(confirmation.id),
+        "status": confirmation.status,
+        "mutation": confirmation.mutation,
+        "decided_by": confirmation.decided_by,
+        "reason": confirmation.reason,
+    }
