@@ -19,7 +19,7 @@ import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from chatomon.chat.service_events import UNAVAILABLE_MESSAGE, error_event
+from chatomon.chat.pipeline.wire import UNAVAILABLE_MESSAGE, error_event
 from chatomon.errors import ToolLoopError, TurnError
 from chatomon.events import TurnDone
 from chatomon.schemas import Message, TurnReport
@@ -27,7 +27,7 @@ from chatomon.schemas import Message, TurnReport
 if TYPE_CHECKING:
     from chatomon.atom import Atom
     from chatomon.chat.events import ConfirmMutation
-    from chatomon.chat.service import ChatService
+    from chatomon.chat.pipeline import ChatService
     from chatomon.chat.store.records import Owner
 
 __all__ = ["AtomSession", "ChatSession", "ServiceSession", "session_for"]
