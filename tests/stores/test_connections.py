@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from django.db import connection, transaction
 
-from chatomon.chat.store import ConversationNotFoundError, Owner
+from chatomon.chat.store import (
+    ConversationNotFoundError,
+    ConversationStore,
+    ConversationSummary,
+    MessageItem,
+    Owner,
+)
 from chatomon.django import models
 from chatomon.django.persistence.connections import in_caller_transaction, released
 from chatomon.django.persistence.store import DjangoStore
@@ -61,3 +70,42 @@ def test_released_releases_after_a_failure_and_not_inside_a_transaction() -> Non
         assert released(models.Conversation.objects.exists) is False
         assert holds_a_connection() and in_caller_transaction()
     assert not in_caller_transaction()
+
+
+@pytest.mark.skipif(IN_MEMORY, reason="Django keeps an in-memory SQLite database open")
+@pytest.mark.django_db(transaction=True)
+async def test_every_store_method_releases_its_connection() -> None:
+    store = DjangoStore()
+    released_after = []
+
+    async def call(name: str, *args: Any, **kwargs: Any) -> Any:
+        result = await getattr(store, name)(*args, **kwargs)
+        released_after.append((name, not await sync_to_async(holds_a_connection)()))
+        return result
+
+    conversation = await call("create_conversation", OWNER)
+    await call("get_conversation", OWNER, conversation.id)
+    await call("list_conversations", OWNER)
+    stored = await call("append_messages", OWNER, conversation.id, [MessageItem.user("Hi")])
+    await call("save_summary", OWNER, conversation.id, ConversationSummary("s", stored[0].id, 0))
+    await call("messages", OWNER, conversation.id)
+    started = await call("start_turn", OWNER, conversation.id)
+    await call("update_turn", started.id, status="aborted")
+    opened = await call("open_turn", OWNER, conversation.id)
+    await call("close_turn", OWNER, conversation.id, opened.turn.id, items=[], status="completed")
+    await call("get_turn", opened.turn.id)
+    await call("list_turns", conversation_id=conversation.id)
+    confirmation = await call(
+        "create_confirmation", OWNER, conversation.id, turn_id=opened.turn.id, call_id="c",
+        mutation="m", input={}, preview=None, approver="client",
+        expires_at=datetime.now(UTC) + timedelta(minutes=5), state={},
+    )  # fmt: skip
+    await call("get_confirmation", confirmation.id)
+    await call("list_pending")
+    await call("claim", confirmation.id, decision="approved", decided_by="u")
+    await call("expire_due")
+    await call("prune", datetime.now(UTC) - timedelta(days=1))
+    assert {name for name, _ in released_after} == {
+        name for name in dir(ConversationStore) if not name.startswith("_")
+    }
+    assert [name for name, released in released_after if not released] == []
