@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal, get_args, get_origin
 from urllib.parse import urlparse
 
 from pydantic import AfterValidator, BaseModel, Field, ValidationError
+from pydantic.dataclasses import is_pydantic_dataclass
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails, PydanticCustomError
 
@@ -133,13 +134,17 @@ def unknown_key(key: str, known: Iterable[str]) -> PydanticCustomError:
     )
 
 
-def problem_of(error: ValidationError, model: type[BaseModel]) -> Problem:
+UNKNOWN_KEY_ERRORS = ("extra_forbidden", "unexpected_keyword_argument")
+"""pydantic's error types for an unknown key: of a model, of a pydantic dataclass."""
+
+
+def problem_of(error: ValidationError, model: type[Any]) -> Problem:
     """The first problem `error` reports, for data validated by `model`.
 
-    An unknown key comes first (a misspelled key often explains the rest); then the
-    problems in the order of the model's fields.
+    `model` is a pydantic model or a pydantic dataclass. An unknown key comes first (a
+    misspelled key often explains the rest); then the problems in the order of the fields.
     """
-    details = sorted(error.errors(), key=lambda detail: detail["type"] != "extra_forbidden")
+    details = sorted(error.errors(), key=lambda detail: detail["type"] not in UNKNOWN_KEY_ERRORS)
     detail = details[0]
     context: Mapping[str, Any] = detail.get("ctx") or {}
     loc = tuple(detail["loc"])
@@ -152,7 +157,7 @@ def problem_of(error: ValidationError, model: type[BaseModel]) -> Problem:
     if detail["type"] == CUSTOM_ERROR:
         allowed = tuple(context["allowed"]) or place.description
         return Problem(place.key, value, allowed, context["suggestion"], context["reason"])
-    if detail["type"] == "extra_forbidden":
+    if detail["type"] in UNKNOWN_KEY_ERRORS:
         # The key path names the unknown key itself; the problem names it as the value.
         unknown = unknown_key_problem(str(loc[-1]), place.siblings)
         return dataclasses.replace(unknown, key=place.key)
@@ -160,6 +165,9 @@ def problem_of(error: ValidationError, model: type[BaseModel]) -> Problem:
 
 
 def _wrong_value(place: _Place, value: object, detail: ErrorDetails) -> Problem:
+    if detail["type"] == "missing":
+        needed = f": {place.description[0]}" if place.description else ""
+        return Problem(place.key, None, place.description, None, f"is required{needed}")
     shown = REDACTED if place.secret else repr(value)
     if place.choices:
         names = tuple(str(choice) for choice in place.choices)
@@ -204,7 +212,7 @@ class _Place:
         return get_args(annotation) if get_origin(annotation) is Literal else ()
 
 
-def _locate(model: type[BaseModel], loc: tuple[str | int, ...]) -> _Place:
+def _locate(model: type[Any], loc: tuple[str | int, ...]) -> _Place:
     """Follow `loc` through the model's fields, mappings and sequences.
 
     Parts that are none of these (a union's branch tag, pydantic's "[key]" for a mapping
@@ -213,10 +221,11 @@ def _locate(model: type[BaseModel], loc: tuple[str | int, ...]) -> _Place:
     place = _Place(annotation=model)
     for index, part in enumerate(loc):
         node = _without_none(place.annotation)
-        if isinstance(node, type) and issubclass(node, BaseModel) and isinstance(part, str):
-            place.siblings = tuple(node.model_fields)
+        fields = _fields_of(node)
+        if fields is not None and isinstance(part, str):
+            place.siblings = tuple(fields)
             place.key = f"{place.key}.{part}" if place.key else part
-            place.field = node.model_fields.get(part)
+            place.field = fields.get(part)
             if place.field is None:
                 break  # an unknown key
             place.annotation = place.field.annotation
@@ -229,6 +238,16 @@ def _locate(model: type[BaseModel], loc: tuple[str | int, ...]) -> _Place:
         else:
             break
     return place
+
+
+def _fields_of(node: Any) -> Mapping[str, FieldInfo] | None:
+    """The fields of a pydantic model or pydantic dataclass; None for anything else."""
+    if isinstance(node, type) and issubclass(node, BaseModel):
+        return node.model_fields
+    if is_pydantic_dataclass(node):
+        fields: Mapping[str, FieldInfo] = node.__pydantic_fields__
+        return fields
+    return None
 
 
 def _without_none(annotation: Any) -> Any:

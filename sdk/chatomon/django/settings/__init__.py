@@ -19,48 +19,31 @@ checks warn when more than one uses the in-memory channel layer; None reads the
 WEB_CONCURRENCY environment variable, which gunicorn and uvicorn honour, and defaults to 1).
 
 `get_chat_settings()` merges the project's mapping over `DEFAULTS` (nested mappings key by
-key); `validate_chat_settings()` checks every value and returns the frozen `ChatSettings`;
-`chat_settings()` caches that until `setting_changed` reports a new CHATOMON.
+key); `validate_chat_settings()` validates it into the frozen `ChatSettings` (a pydantic
+model per section: `model`, `sections`, `atom`); `chat_settings()` caches that until
+`setting_changed` reports a new CHATOMON. Whatever is wrong is raised as one
+`ChatConfigurationError` naming the key path, the value, what is allowed and, for a
+misspelled key, the closest known one (`chatomon._validation.problem_of` reads pydantic's
+errors, for the providers' configurations too).
 """
 
 from __future__ import annotations
 
 import copy
-import os
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
 from django.conf import settings as django_settings
 from django.core.signals import setting_changed
+from pydantic import TypeAdapter, ValidationError
 
-from chatomon.chat.loop import LoopLimits
-from chatomon.chat.service import AtomConfig
-from chatomon.chat.tools.context import ToolSettings
-from chatomon.data.registration import ManagerRegistry
-from chatomon.django.settings.sections import (
-    AuditLevel,
-    AuditSettings,
-    RateLimitSettings,
-    audit_settings,
-    planned_settings,
-    provider_profiles,
-    rate_limit_settings,
-)
-from chatomon.django.settings.values import (
-    AtomSettings,
-    checked_mapping,
-    positive_number,
-    reject_unknown_keys,
-    resolve_atom,
-    resolve_callable,
-    text,
-    truth,
-    whole_number,
-)
-from chatomon.errors import ChatConfigurationError, ConfigurationError
+from chatomon._validation import problem_of
+from chatomon.django.settings.atom import AtomSettings
+from chatomon.django.settings.model import ChatSettings
+from chatomon.django.settings.sections import AuditLevel, AuditSettings, RateLimitSettings
+from chatomon.errors import ChatConfigurationError, setting_label
 
 __all__ = [
     "DEFAULTS",
@@ -131,129 +114,11 @@ DEFAULTS: Mapping[str, Any] = MappingProxyType(
 )
 """Every CHATOMON key with its default (read-only; `get_chat_settings` copies it)."""
 
+SETTINGS = TypeAdapter(ChatSettings)
+"""Validates a merged CHATOMON mapping into ChatSettings."""
+
 NESTED = ("rate_limit", "audit", "atom")
 """Keys whose mappings are merged key by key over their defaults."""
-
-EXPECTED = {
-    "max_results": "a whole number of at least 1",
-    "query_timeout_seconds": "a number above 0, or None",
-    "max_retries_per_message": "a whole number of at least 0",
-    "max_mutations_per_message": "a whole number of at least 0",
-    "allowed_mutations": "a list of mutation names",
-    "confirm_mutations": "a list of names from allowed_mutations",
-    "staff_approval_mutations": "a list of names from allowed_mutations, not in confirm_mutations",
-}
-"""What ToolSettings and LoopLimits accept, for the errors they leave without `allowed`."""
-
-
-@dataclass(frozen=True)
-class ChatSettings:
-    """settings.CHATOMON, validated: one attribute per key, with the same names.
-
-    Except the keys chatomon.chat validates itself, held as its objects: `tools` (a
-    ToolSettings: max_results, query_timeout_seconds, allowed_mutations, confirm_mutations,
-    staff_approval_mutations, tool_strategy) and `limits` (a LoopLimits: the
-    max_*_per_message keys and recover_missing_tool_calls).
-    """
-
-    enabled: bool = False
-    url: str = "/chat/"
-    provider: str = "local"
-    provider_config: Mapping[str, Any] = field(default_factory=dict)
-    provider_profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    planned: Mapping[str, Any] = field(default_factory=dict)
-    permission: Callable[..., Any] | None = None
-    allowed_origins: tuple[str, ...] | None = None
-    tools: ToolSettings = field(default_factory=ToolSettings)
-    limits: LoopLimits = field(default_factory=LoopLimits)
-    confirm_timeout_seconds: float = 30
-    system_prompt: str = ""
-    max_recent_messages: int = 20
-    summarize_after: int = 10
-    ttl_hours: float = 24
-    rate_limit: RateLimitSettings = field(default_factory=RateLimitSettings)
-    audit: AuditSettings = field(default_factory=AuditSettings)
-    atom: AtomSettings = field(default_factory=AtomSettings)
-    staff_approval_timeout_seconds: float = 86400
-    max_message_chars: int = 8000
-    registry: Any = None
-    workers: int | None = None
-
-    @property
-    def url_prefix(self) -> str:
-        """The base path for Django routing: "chat/" (no leading slash; "" for the root)."""
-        stripped = self.url.strip("/")
-        return f"{stripped}/" if stripped else ""
-
-    def atom_config(self) -> AtomConfig:
-        """How ChatService builds each turn's Atom (the refusal goes into its options)."""
-        options = dict(self.atom.options)
-        if self.atom.refusal is not None:
-            options["refusal"] = self.atom.refusal
-        return AtomConfig(
-            name=self.atom.name,
-            input=self.atom.input,
-            output=self.atom.output,
-            capture_content=self.atom.capture_content,
-            options=options,
-        )
-
-    def manager_registry(self) -> ManagerRegistry:
-        """The registry the chat tools read: `registry`, or chatomon.data.registry for None.
-
-        Raises:
-            ChatConfigurationError: When a registry callable returns something else.
-        """
-        if self.registry is None:
-            from chatomon.data.registration import registry  # noqa: PLC0415 - the default one
-
-            return registry
-        if isinstance(self.registry, ManagerRegistry):
-            return self.registry
-        built = self.registry()
-        if not isinstance(built, ManagerRegistry):
-            raise ChatConfigurationError.invalid_value(
-                "registry", built, "a ManagerRegistry (the registry callable returned this)"
-            )
-        return built
-
-    def chat_registry(self) -> ManagerRegistry:
-        """The registry the chat tools read, filled and checked (the service and checks use it).
-
-        For the default registry the installed apps' `chat` modules are imported first
-        (`chatomon.data.autodiscover`); then `check_mutation_names` runs against it.
-
-        Raises:
-            ChatConfigurationError: As `manager_registry` and `check_mutation_names` do.
-        """
-        if self.registry is None:
-            from chatomon.data.autodiscovery import autodiscover  # noqa: PLC0415 - needs apps
-
-            autodiscover()
-        registry = self.manager_registry()
-        self.check_mutation_names(registry)
-        return registry
-
-    def check_mutation_names(self, registry: ManagerRegistry | None = None) -> None:
-        """Check that allowed_mutations names registered mutations only.
-
-        The check needs the filled registry, so it runs in `chat_registry`, not in
-        `validate_chat_settings`.
-
-        Raises:
-            ChatConfigurationError: unknown_allowed_mutations, with a "did you mean".
-        """
-        known = (registry or self.manager_registry()).mutations
-        unknown = [name for name in self.tools.allowed_mutations if name not in known]
-        if unknown:
-            raise ChatConfigurationError.unknown_allowed_mutations(unknown, known)
-
-    def worker_count(self) -> int:
-        """How many server processes serve chat: `workers`, else WEB_CONCURRENCY, else 1."""
-        if self.workers is not None:
-            return self.workers
-        declared = os.environ.get("WEB_CONCURRENCY", "").strip()
-        return int(declared) if declared.isdigit() and int(declared) > 0 else 1
 
 
 def get_chat_settings() -> dict[str, Any]:
@@ -274,6 +139,26 @@ def get_chat_settings() -> dict[str, Any]:
         else:
             merged[key] = value
     return merged
+
+
+def build_chat_settings(raw: Mapping[str, Any]) -> ChatSettings:
+    """Validate a merged CHATOMON mapping (as `get_chat_settings` returns) into ChatSettings.
+
+    Raises:
+        ChatConfigurationError: Naming the first wrong key, its value and what is allowed.
+    """
+    try:
+        return SETTINGS.validate_python(raw)
+    except ValidationError as error:
+        problem = problem_of(error, ChatSettings)
+        # Not chained: pydantic's own text would repeat provider_config's credentials.
+        raise ChatConfigurationError(
+            problem.message(setting_label(problem.key)),
+            key=problem.key,
+            value=problem.value,
+            allowed=problem.allowed,
+            suggestion=problem.suggestion,
+        ) from None
 
 
 def validate_chat_settings() -> ChatSettings:
@@ -299,59 +184,6 @@ def _forget_cached_settings(*, setting: str, **_: Any) -> None:
 setting_changed.connect(_forget_cached_settings, dispatch_uid="chatomon.django.settings")
 
 
-def build_chat_settings(raw: Mapping[str, Any]) -> ChatSettings:
-    """Validate a merged CHATOMON mapping (as `get_chat_settings` returns) into ChatSettings.
-
-    Raises:
-        ChatConfigurationError: Naming the first wrong key, its value and what is allowed.
-    """
-    reject_unknown_keys(raw, DEFAULTS, prefix="")
-    tools = _tool_settings(raw)
-    limits = _loop_limits(raw)
-    profiles = provider_profiles(raw["provider_profiles"])
-    return ChatSettings(
-        enabled=truth("enabled", raw["enabled"]),
-        url=_url(raw["url"]),
-        provider=text("provider", raw["provider"]),
-        provider_config=MappingProxyType(
-            dict(checked_mapping("provider_config", raw["provider_config"]))
-        ),
-        provider_profiles=profiles,
-        planned=planned_settings(raw["planned"], profiles),
-        permission=_permission(raw["permission"]),
-        allowed_origins=_origins(raw["allowed_origins"]),
-        tools=tools,
-        limits=limits,
-        confirm_timeout_seconds=positive_number(
-            "confirm_timeout_seconds", raw["confirm_timeout_seconds"]
-        ),
-        system_prompt=text("system_prompt", raw["system_prompt"], allow_empty=True),
-        max_recent_messages=whole_number(
-            "max_recent_messages", raw["max_recent_messages"], minimum=1
-        ),
-        summarize_after=whole_number("summarize_after", raw["summarize_after"], minimum=0),
-        ttl_hours=positive_number("ttl_hours", raw["ttl_hours"]),
-        rate_limit=rate_limit_settings(raw["rate_limit"], DEFAULTS["rate_limit"]),
-        audit=audit_settings(raw["audit"], DEFAULTS["audit"]),
-        atom=resolve_atom(raw["atom"], DEFAULTS["atom"]),
-        staff_approval_timeout_seconds=positive_number(
-            "staff_approval_timeout_seconds", raw["staff_approval_timeout_seconds"]
-        ),
-        max_message_chars=whole_number("max_message_chars", raw["max_message_chars"], minimum=1),
-        registry=_registry(raw["registry"]),
-        workers=None
-        if raw["workers"] is None
-        else whole_number("workers", raw["workers"], minimum=1),
-    )
-
-
-def _tool_settings(raw: Mapping[str, Any]) -> ToolSettings:
-    try:
-        return ToolSettings.from_mapping(raw)
-    except ConfigurationError as error:
-        raise _precise(error, raw) from error
-
-
 def unallowed_confirmations(raw: Mapping[str, Any]) -> dict[str, list[str]]:
     """Names in confirm_mutations / staff_approval_mutations missing from allowed_mutations.
 
@@ -368,87 +200,10 @@ def unallowed_confirmations(raw: Mapping[str, Any]) -> dict[str, list[str]]:
 
 
 def _names(value: Any) -> list[str]:
-    """The names in a mutation list as ToolSettings takes it: any iterable but a string.
+    """The names in a mutation list as validation reads it: any collection but a string.
 
-    What is not a name is left to ToolSettings to report.
+    What is not a name is left to validation to report.
     """
     if isinstance(value, str) or not isinstance(value, Iterable):
         return []
     return [name for name in value if isinstance(name, str)]
-
-
-def _precise(error: ConfigurationError, raw: Mapping[str, Any]) -> ChatConfigurationError:
-    """The ChatConfigurationError for a ToolSettings/LoopLimits error (same key and value)."""
-    stray = unallowed_confirmations(raw).get(error.field or "")
-    if stray:
-        allowed = raw.get("allowed_mutations") or ()
-        return ChatConfigurationError.invalid_confirm_mutations(
-            stray, allowed, key=error.field or ""
-        )
-    expected = EXPECTED.get(error.field or "")
-    return ChatConfigurationError(
-        str(error),
-        key=error.field,
-        value=error.value,
-        allowed=error.allowed or ((expected,) if expected else ()),
-    )
-
-
-def _loop_limits(raw: Mapping[str, Any]) -> LoopLimits:
-    # LoopLimits leaves the flag unchecked: a truthy 1 or "yes" is refused here.
-    recover = truth("recover_missing_tool_calls", raw["recover_missing_tool_calls"])
-    try:
-        return LoopLimits(
-            max_retries_per_message=raw["max_retries_per_message"],
-            max_mutations_per_message=raw["max_mutations_per_message"],
-            max_total_rounds_per_message=raw["max_total_rounds_per_message"],
-            recover_missing_tool_calls=recover,
-        )
-    except ConfigurationError as error:
-        if error.field == "max_total_rounds_per_message":
-            raise ChatConfigurationError.invalid_turn_limit(
-                error.field, "a positive whole number or None", error.value
-            ) from error
-        raise _precise(error, raw) from error
-
-
-def _url(value: Any) -> str:
-    path = text("url", value, allow_empty=True)
-    if any(char.isspace() for char in path) or "://" in path or any(c in path for c in "?#"):
-        raise ChatConfigurationError.invalid_value(
-            "url", value, 'a URL path such as "/chat/" (no scheme, query or spaces)'
-        )
-    stripped = path.strip("/")
-    return f"/{stripped}/" if stripped else "/"
-
-
-def _permission(value: Any) -> Callable[..., Any] | None:
-    if value is None:
-        return None
-    try:
-        permission: Callable[..., Any] = resolve_callable("permission", value)
-    except ChatConfigurationError as error:
-        raise ChatConfigurationError.invalid_permission(value, str(error)) from error
-    return permission
-
-
-def _origins(value: Any) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    if isinstance(value, str) or not isinstance(value, list | tuple):
-        raise ChatConfigurationError.invalid_value(
-            "allowed_origins", value, "None or a list of origins"
-        )
-    return tuple(text(f"allowed_origins[{index}]", item) for index, item in enumerate(value))
-
-
-def _registry(value: Any) -> Any:
-    if value is None or isinstance(value, ManagerRegistry):
-        return value
-    if isinstance(value, str):
-        value = resolve_callable("registry", value, callable_only=False)
-    if isinstance(value, ManagerRegistry) or callable(value):
-        return value
-    raise ChatConfigurationError.invalid_value(
-        "registry", value, "None, a ManagerRegistry, a callable returning one, or a dotted path"
-    )

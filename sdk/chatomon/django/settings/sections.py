@@ -1,62 +1,92 @@
 """The nested sections of settings.CHATOMON: rate_limit, audit, provider_profiles, planned.
 
-chatomon.django.settings merges each over its defaults and calls these to check it; the
-dataclasses are re-exported there.
+Each is a frozen pydantic model that refuses unknown keys; a field's `description` says
+what it accepts, in the words of the error message. `atom` has a module of its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
-from chatomon.django.settings.values import (
-    checked_mapping,
-    positive_number,
-    reject_unknown_keys,
-    resolve_callable,
-    text,
-    truth,
-    whole_number,
-)
-from chatomon.errors import ChatConfigurationError
+from django.utils.module_loading import import_string
+from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field, StrictBool
+from pydantic.dataclasses import dataclass
+
+from chatomon._validation import Seconds, Text, invalid
 
 __all__ = [
-    "AUDIT_LEVELS",
+    "SECTION",
     "AuditLevel",
     "AuditSettings",
+    "Callback",
+    "FrozenMapping",
+    "PlannedSettings",
+    "ProviderProfile",
     "RateLimitSettings",
-    "audit_settings",
-    "planned_settings",
-    "provider_profiles",
-    "rate_limit_settings",
+    "frozen",
+    "resolve_dotted",
 ]
 
 AuditLevel = Literal["off", "messages", "all"]
 """off: nothing; messages: user and assistant messages; all: also tool activity."""
 
-AUDIT_LEVELS: tuple[AuditLevel, ...] = get_args(AuditLevel)
-
-PLANNED_KEYS = (
-    "enabled",
-    "catalog",
-    "roles",
-    "max_concurrent_tasks",
-    "evidence_timeout_seconds",
-    "synthesis_timeout_seconds",
-)
-PLANNED_ROLES = (
-    "planner",
-    "simple_executor",
-    "complex_executor",
-    "synthesizer",
-    "fallback_executor",
-)
-PROFILE_KEYS = ("provider", "provider_config", "trust_group")
+CALLABLE_FORMS = ("a callable", "a dotted path to a callable")
 
 
-@dataclass(frozen=True)
+SECTION = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+"""The configuration of every settings model: unknown keys refused, any Python value.
+
+The models are frozen pydantic dataclasses: validated on construction (also by
+`dataclasses.replace`), compared and copied as the dataclasses they replaced.
+"""
+
+
+def resolve_dotted(value: Any, *, callable_only: bool = True) -> Any:
+    """`value`, or what its dotted path names; a callable unless `callable_only` is False.
+
+    Raises:
+        PydanticCustomError: The path cannot be imported, or names no callable.
+    """
+    target = value
+    if isinstance(value, str):
+        try:
+            target = import_string(value)
+        except ImportError as error:
+            raise invalid(
+                f"names {value!r}, which cannot be imported: {error}", allowed=CALLABLE_FORMS
+            ) from error
+    if callable_only and not callable(target):
+        raise invalid(
+            f"must be a callable or a dotted path to a callable, got {value!r}",
+            allowed=CALLABLE_FORMS,
+        )
+    return target
+
+
+Callback = Annotated[Callable[..., Any], BeforeValidator(resolve_dotted)]
+"""A callable, given as itself or as the dotted path of one."""
+
+
+def frozen(value: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A read-only copy of `value` (frozen models hold no mutable mapping)."""
+    return MappingProxyType(dict(value))
+
+
+FrozenMapping = Annotated[Mapping[str, Any], AfterValidator(frozen)]
+"""A mapping with string keys, held read-only."""
+
+
+def _budget(limit: int | None) -> int | None:
+    # The seed: None, zero and negative values create no budget for that counter.
+    return limit if limit is not None and limit > 0 else None
+
+
+Budget = Annotated[Annotated[int, Field(strict=True)] | None, AfterValidator(_budget)]
+
+
+@dataclass(frozen=True, config=SECTION)
 class RateLimitSettings:
     """The request and token budgets per scope (user, else session, else client IP).
 
@@ -64,11 +94,11 @@ class RateLimitSettings:
     here.
     """
 
-    requests: int | None = 60
-    window_seconds: float = 3600
-    tokens: int | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
+    requests: Budget = Field(default=60, description="a whole number, or None")
+    window_seconds: Seconds = Field(default=3600, description="a number above 0")
+    tokens: Budget = Field(default=None, description="a whole number, or None")
+    input_tokens: Budget = Field(default=None, description="a whole number, or None")
+    output_tokens: Budget = Field(default=None, description="a whole number, or None")
 
     def token_limits(self) -> dict[str, int]:
         """The token budgets in force, by counter name (tokens, input_tokens, output_tokens)."""
@@ -80,7 +110,11 @@ class RateLimitSettings:
         return {name: limit for name, limit in limits.items() if limit is not None}
 
 
-@dataclass(frozen=True)
+def _lowered(terms: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(term.lower() for term in terms)
+
+
+@dataclass(frozen=True, config=SECTION)
 class AuditSettings:
     """What the audit trail records and where it goes.
 
@@ -92,11 +126,18 @@ class AuditSettings:
         redact_fields: Key segments whose values are replaced by "[redacted]".
     """
 
-    enabled: bool = False
+    enabled: StrictBool = Field(default=False, description="True or False")
     level: AuditLevel = "off"
-    logger: Callable[[Mapping[str, Any]], Any] | None = None
-    max_result_size: int = 4096
-    redact_fields: tuple[str, ...] = ("password", "secret", "token", "key", "credential")
+    logger: Callback | None = Field(
+        default=None, description="None, a callable or a dotted path to a callable"
+    )
+    max_result_size: Annotated[int, Field(strict=True, ge=1)] = Field(
+        default=4096, description="a whole number of at least 1"
+    )
+    redact_fields: Annotated[tuple[Text, ...], AfterValidator(_lowered)] = Field(
+        default=("password", "secret", "token", "key", "credential"),
+        description="a list of key terms",
+    )
 
     @property
     def active(self) -> bool:
@@ -104,102 +145,66 @@ class AuditSettings:
         return self.enabled and self.level != "off"
 
 
-def _limit(key: str, value: Any) -> int | None:
-    if value is None:
-        return None
-    number = whole_number(key, value, minimum=None)
-    return number if number > 0 else None
+@dataclass(frozen=True, config=SECTION)
+class ProviderProfile:
+    """One named provider of `provider_profiles`, for the roles of planned turns.
+
+    An explicit profile never inherits the top-level provider_config (the seed).
+    """
+
+    provider: Text = Field(description="a provider short name or dotted class path")
+    provider_config: FrozenMapping = Field(
+        default_factory=dict, validate_default=True, description="a mapping with string keys"
+    )
+    trust_group: Text = Field(default="default", description="a non-empty string")
 
 
-def rate_limit_settings(value: Any, defaults: Mapping[str, Any]) -> RateLimitSettings:
-    """The `rate_limit` setting (merged over `defaults`), checked."""
-    mapping = checked_mapping("rate_limit", value)
-    reject_unknown_keys(mapping, defaults, prefix="rate_limit.")
-    return RateLimitSettings(
-        requests=_limit("rate_limit.requests", mapping["requests"]),
-        window_seconds=positive_number("rate_limit.window_seconds", mapping["window_seconds"]),
-        tokens=_limit("rate_limit.tokens", mapping["tokens"]),
-        input_tokens=_limit("rate_limit.input_tokens", mapping["input_tokens"]),
-        output_tokens=_limit("rate_limit.output_tokens", mapping["output_tokens"]),
+PLANNED_ROLES = (
+    "planner",
+    "simple_executor",
+    "complex_executor",
+    "synthesizer",
+    "fallback_executor",
+)
+"""The roles a planned turn assigns to provider profiles (the seed's REQUIRED_ROLES)."""
+
+
+@dataclass(frozen=True, config=SECTION)
+class PlannedSettings:
+    """The `planned` section: opt-in planned read orchestration.
+
+    Whether the roles name known profiles of one trust group is checked with the
+    profiles, by `ChatSettings`.
+    """
+
+    enabled: StrictBool = Field(default=False, description="True or False")
+    catalog: Any = Field(default=None, description="a mapping, a callable or a dotted path to one")
+    roles: Annotated[Mapping[str, Text], AfterValidator(frozen)] = Field(
+        default_factory=dict,
+        validate_default=True,
+        description="a mapping of role names to provider_profiles names",
+    )
+    max_concurrent_tasks: Annotated[int, Field(strict=True, ge=1)] | None = Field(
+        default=None, description="a whole number of at least 1, or None"
+    )
+    evidence_timeout_seconds: Seconds | None = Field(
+        default=None, description="a number above 0, or None"
+    )
+    synthesis_timeout_seconds: Seconds | None = Field(
+        default=None, description="a number above 0, or None"
     )
 
-
-def audit_settings(value: Any, defaults: Mapping[str, Any]) -> AuditSettings:
-    """The `audit` setting (merged over `defaults`), checked, its logger resolved."""
-    mapping = checked_mapping("audit", value)
-    reject_unknown_keys(mapping, defaults, prefix="audit.")
-    level = mapping["level"]
-    if level not in AUDIT_LEVELS:
-        raise ChatConfigurationError.invalid_choice("audit.level", level, AUDIT_LEVELS)
-    fields_ = mapping["redact_fields"]
-    if isinstance(fields_, str) or not isinstance(fields_, list | tuple):
-        raise ChatConfigurationError.invalid_value(
-            "audit.redact_fields", fields_, "a list of key terms"
-        )
-    logger = mapping["logger"]
-    return AuditSettings(
-        enabled=truth("audit.enabled", mapping["enabled"]),
-        level=level,
-        logger=None if logger is None else resolve_callable("audit.logger", logger),
-        max_result_size=whole_number(
-            "audit.max_result_size", mapping["max_result_size"], minimum=1
-        ),
-        redact_fields=tuple(
-            text(f"audit.redact_fields[{index}]", term).lower()
-            for index, term in enumerate(fields_)
-        ),
-    )
-
-
-def provider_profiles(value: Any) -> Mapping[str, Mapping[str, Any]]:
-    """The `provider_profiles` setting, checked: provider, provider_config, trust_group each."""
-    profiles = checked_mapping("provider_profiles", value)
-    normalized: dict[str, Mapping[str, Any]] = {}
-    for name, profile in profiles.items():
-        key = f"provider_profiles.{name}"
-        entry = checked_mapping(key, profile)
-        reject_unknown_keys(entry, PROFILE_KEYS, prefix=f"{key}.")
-        normalized[name] = MappingProxyType(
-            {
-                "provider": text(f"{key}.provider", entry.get("provider")),
-                "provider_config": MappingProxyType(
-                    dict(
-                        checked_mapping(f"{key}.provider_config", entry.get("provider_config", {}))
-                    )
-                ),
-                "trust_group": text(f"{key}.trust_group", entry.get("trust_group", "default")),
-            }
-        )
-    return MappingProxyType(normalized)
-
-
-def planned_settings(value: Any, profiles: Mapping[str, Mapping[str, Any]]) -> Mapping[str, Any]:
-    """The `planned` setting, checked: known keys, and when enabled, every role assigned."""
-    if not isinstance(value, Mapping):
-        raise ChatConfigurationError.invalid_planned_settings(
-            f"planned must be a mapping, got {type(value).__name__}"
-        )
-    unknown = [key for key in value if key not in PLANNED_KEYS]
-    if unknown:
-        raise ChatConfigurationError.unknown_key(f"planned.{unknown[0]}", PLANNED_KEYS)
-    enabled = truth("planned.enabled", value.get("enabled", False))
-    roles = value.get("roles", {})
-    if not isinstance(roles, Mapping):
-        raise ChatConfigurationError.invalid_planned_settings("roles must be a mapping")
-    if enabled and profiles:
-        missing = [role for role in PLANNED_ROLES if role not in roles]
+    def role_problem(self, profiles: Mapping[str, ProviderProfile]) -> str | None:
+        """What is wrong with the roles given these profiles (when enabled), or None."""
+        if not (self.enabled and profiles):
+            return None  # without profiles every role gets the implicit default one
+        missing = [role for role in PLANNED_ROLES if role not in self.roles]
         if missing:
-            raise ChatConfigurationError.invalid_planned_settings(
-                f"roles must assign every role; missing: {', '.join(missing)}"
-            )
-        unknown_profiles = sorted({str(name) for name in roles.values() if name not in profiles})
-        if unknown_profiles:
-            raise ChatConfigurationError.invalid_planned_settings(
-                f"roles name unknown provider_profiles: {', '.join(unknown_profiles)}"
-            )
-        groups = {profiles[name]["trust_group"] for name in roles.values()}
+            return f"roles must assign every role; missing: {', '.join(missing)}"
+        unknown = sorted({name for name in self.roles.values() if name not in profiles})
+        if unknown:
+            return f"roles name unknown provider_profiles: {', '.join(unknown)}"
+        groups = sorted({profiles[name].trust_group for name in self.roles.values()})
         if len(groups) > 1:
-            raise ChatConfigurationError.invalid_planned_settings(
-                f"every role's profile must share one trust_group, got {', '.join(sorted(groups))}"
-            )
-    return MappingProxyType({**value, "enabled": enabled})
+            return f"every role's profile must share one trust_group, got {', '.join(groups)}"
+        return None
