@@ -41,7 +41,7 @@ pytestmark = pytest.mark.skipif(
     not os.environ.get("DATABASE_URL", "").startswith("postgres"),
     reason="needs DATABASE_URL (PostgreSQL)",
 )
-STREAMS = 16
+STREAMS = 12
 MODEL_SECONDS = 2.0
 MOST_UNPOOLED_CONNECTIONS = 3
 """Without a pool: a store call or a request or two in their sync part, each briefly."""
