@@ -17,6 +17,8 @@ plain answer and of a read goes, see `tests/benchmarks/transport_profile.py`).
    time; the table says pass or fail (timings are reported, never asserted). Beside it,
    the median CPU time of the process per request (all threads): on a machine busy with
    other work, wall times wait for a CPU at every thread hop, CPU times much less so.
+   Then what the database alone costs (a round trip, a commit, a SQLite reconnection:
+   `tests/benchmarks/database_costs.py`), which no transport can go below.
    Each series runs on one event loop, as under an ASGI server; the HTTP series and the
    ChatService series each run in a process of their own, as a deployment serves. The test
    project's own settings apply, its `permission` check and rate limit included; one
@@ -58,6 +60,8 @@ from uuid import uuid4
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from tests.benchmarks.database_costs import REPEATS as COST_REPEATS
+from tests.benchmarks.database_costs import database_costs
 from tests.benchmarks.reporting import percentile, print_table, run_child, write_results
 
 WEBSOCKETS = 500
@@ -512,11 +516,13 @@ def run_benchmark() -> None:
     """Both parts on every stack; the tables, then results/transports.json."""
     single_rows: list[dict[str, Any]] = []
     load_rows: list[dict[str, Any]] = []
+    cost_rows: list[dict[str, Any]] = []
     limits: dict[str, int] = {}
     with tempfile.TemporaryDirectory() as folder:
         for stack in stacks():
             with fresh_database(stack, folder, "single") as database_url:
                 single_rows += single_client_rows(stack, database_url)
+                cost_rows.append({"stack": stack.label, **database_costs(database_url)})
             # The load varies the database only (see the module docstring).
             loaded = replace(stack, redis_url="")
             with fresh_database(loaded, folder, "load") as database_url:
@@ -537,6 +543,11 @@ def run_benchmark() -> None:
                 f" CPU time - floor's = {row['cpu_over_floor_ms']:.2f} ms"
             )
     print_table(
+        f"The database alone, through its driver (median of {COST_REPEATS}; database_costs.py)",
+        cost_rows,
+        ["stack", "round_trip_ms", "commit_ms", "reopen_write_ms"],
+    )
+    print_table(
         "Concurrent conversations, provider answering after 200 ms (one uvicorn process)",
         load_rows,
         LOAD_COLUMNS,
@@ -546,7 +557,12 @@ def run_benchmark() -> None:
     for row in load_rows:
         for failure in row["first_errors"]:
             print(f"{row['stack']} {row['transport']} failed: {failure}")
-    payload = {"single_client": single_rows, "load": load_rows, "max_connections": limits}
+    payload = {
+        "single_client": single_rows,
+        "database_costs": cost_rows,
+        "load": load_rows,
+        "max_connections": limits,
+    }
     print(f"written: {write_results('transports', payload)}")
     failed = sum(row["errors"] for row in load_rows)
     if failed:
