@@ -47,7 +47,8 @@ def print_table(title: str, rows: list[dict[str, Any]], columns: list[str]) -> N
 
 def _cell(value: Any) -> str:
     if isinstance(value, float):
-        return f"{value:,.2f}"
+        # Sub-millisecond figures (a database round trip) keep their third decimal.
+        return f"{value:,.3f}" if abs(value) < 1 else f"{value:,.2f}"
     return "" if value is None else str(value)
 
 
