@@ -42,9 +42,10 @@ Messages name what is wrong and what is allowed; they never contain conversation
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, ClassVar
+
+from chatomon._suggest import closest
 
 if TYPE_CHECKING:
     from chatomon.schemas import TurnReport
@@ -107,11 +108,6 @@ def setting_label(key: str) -> str:
         name, bracket, index = part.partition("[")
         label += f"[{name!r}]" + (bracket + index if bracket else "")
     return label
-
-
-def _closest(name: str, known: Iterable[str]) -> str | None:
-    matches = difflib.get_close_matches(name, list(known), n=1)
-    return matches[0] if matches else None
 
 
 class ChatConfigurationError(ConfigurationError):
@@ -187,7 +183,7 @@ class ChatConfigurationError(ConfigurationError):
         hints = []
         suggestion = None
         for name in names:
-            close = _closest(name, registered_names)
+            close = closest(name, registered_names)
             if close is not None:
                 suggestion = suggestion or close
                 hints.append(f"{name!r} (did you mean {close!r}?)")
@@ -247,37 +243,6 @@ class ChatConfigurationError(ConfigurationError):
             key=key,
             value=value,
             allowed=(expected,),
-        )
-
-    @classmethod
-    def invalid_choice(
-        cls, key: str, value: object, choices: Sequence[str]
-    ) -> ChatConfigurationError:
-        """The setting `key` holds `value`, which is none of `choices`."""
-        close = _closest(value, choices) if isinstance(value, str) else None
-        hint = f"; did you mean {close!r}?" if close else ""
-        return cls(
-            f"{setting_label(key)} must be one of {', '.join(map(repr, choices))}, "
-            f"got {value!r}{hint}",
-            key=key,
-            value=value,
-            allowed=tuple(choices),
-            suggestion=close,
-        )
-
-    @classmethod
-    def unknown_key(cls, key: str, known: Iterable[str]) -> ChatConfigurationError:
-        """`key` is not a setting chatomon knows (a misspelling, usually)."""
-        names = sorted(known)
-        leaf = key.rpartition(".")[2]
-        close = _closest(leaf, names)
-        hint = f"; did you mean {close!r}?" if close else ""
-        return cls(
-            f"unknown setting {setting_label(key)}{hint} (known: {', '.join(names)})",
-            key=key,
-            value=leaf,
-            allowed=names,
-            suggestion=close,
         )
 
 

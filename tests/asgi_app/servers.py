@@ -56,7 +56,7 @@ def run_admin(admin_url: str, statement: str) -> None:
 
 def admin_url(url: str) -> str:
     """The URL of the `postgres` maintenance database on the server of `url`."""
-    return urlunsplit(urlsplit(url)._replace(path="/postgres"))
+    return urlunsplit(urlsplit(url)._replace(path="/postgres", query=""))
 
 
 @contextmanager

@@ -17,10 +17,10 @@ message never names a manager that is not chat-exposed.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from chatomon._suggest import did_you_mean
 from chatomon.errors import ChatomonError, ConfigurationError
 
 __all__ = [
@@ -30,12 +30,6 @@ __all__ = [
     "QueryTimeoutError",
     "did_you_mean",
 ]
-
-
-def did_you_mean(name: str, candidates: Iterable[str], cutoff: float = 0.6) -> str:
-    """A "; did you mean 'x'?" hint for `name` among `candidates`, or "" when none is close."""
-    close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=cutoff)
-    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 class DataConfigurationError(ConfigurationError):
