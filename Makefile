@@ -1,6 +1,10 @@
 # chatomon developer commands. Every target sets itself up: a fresh machine needs only Python.
 #   make test    create .venv if missing, install chatomon with its test tools, the local
-#                model and Debian's chromium, run the tests
+#                model and Debian's chromium, run the tests; then the Django, console and
+#                store tests again on Django 6 (make test-django6)
+#   make test-django6
+#                those tests alone on the newest Django 6, in .venv-django6 (Python 3.12,
+#                else 3.13, found under pyenv or on PATH, or DJANGO6_PYTHON=...)
 #   make demo    the demo company's data, console and chat on http://127.0.0.1:8000
 #                (HOST=... PORT=... to serve elsewhere; Ctrl-C stops)
 #   make lint    ruff (lint + format check) and mypy, strict
@@ -14,7 +18,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip -q --disable-pip-version-check
 INSTALLED := $(VENV)/.installed
 
-.PHONY: test demo browser lint bench clean
+.PHONY: test test-django6 demo browser lint bench clean
 
 # LocalProvider's runtime and model. llama-cpp-python ships only an sdist: llama.cpp is
 # compiled once per machine into a wheel kept under ~/.cache/chatomon, so later installs
@@ -65,14 +69,63 @@ browser:
 		$$sudo apt-get update -qq && \
 		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(CHROMIUM_PACKAGE) >/dev/null; }
 
+# pyproject claims Django 5.2 on Python 3.11 (.venv) and Django 6 on Python 3.12+: the tests
+# of everything that touches Django run on both. The second environment is made with
+# DJANGO6_PYTHON if set, else the newest CPython 3.12 this machine has (the version
+# pyproject's classifiers claim beside 3.11), else the newest 3.13: pyenv's first (its
+# versions folder, wherever PYENV_ROOT or `pyenv root` puts it), then one on PATH. pip
+# resolves the newest Django 6 there by pyproject's markers; no local model is installed
+# (no test in these folders needs one). Like `test`, with DATABASE_URL set they run on
+# PostgreSQL and then on SQLite.
+DJANGO6_VENV ?= .venv-django6
+DJANGO6_BIN := $(DJANGO6_VENV)/bin
+DJANGO6_INSTALLED := $(DJANGO6_VENV)/.installed
+DJANGO6_TESTS := tests/django tests/console tests/stores
+DJANGO6_PYTHON ?=
+
+$(DJANGO6_BIN)/python:
+	@python="$(DJANGO6_PYTHON)"; \
+	if [ -z "$$python" ]; then \
+		root="$${PYENV_ROOT:-$$(pyenv root 2>/dev/null || echo "$$HOME/.pyenv")}"; \
+		for candidate in $$(for minor in 12 13; do ls -d "$$root"/versions/3.$$minor.*/bin/python3 2>/dev/null \
+				| grep -E "/versions/3\.$$minor\.[0-9]+/bin/" | sort -V -r; done) \
+				$$(command -v python3.12 python3.13 2>/dev/null); do \
+			if "$$candidate" -c 'import sys; sys.exit(sys.version_info[:2] not in ((3, 12), (3, 13)))' 2>/dev/null; \
+			then python="$$candidate"; break; fi; \
+		done; \
+	fi; \
+	if [ -z "$$python" ]; then \
+		echo "Django 6 tests need Python 3.12 or 3.13: none found under $${PYENV_ROOT:-~/.pyenv}/versions/ or on PATH." >&2; \
+		echo "Install one (pyenv install 3.12) or name it: make test DJANGO6_PYTHON=/path/to/python3.12" >&2; \
+		exit 1; \
+	fi; \
+	echo "Django 6 environment $(DJANGO6_VENV): $$python ($$("$$python" --version))"; \
+	"$$python" -m venv $(DJANGO6_VENV)
+
+$(DJANGO6_INSTALLED): pyproject.toml | $(DJANGO6_BIN)/python
+	$(DJANGO6_BIN)/python -m pip -q --disable-pip-version-check install --upgrade pip
+	$(DJANGO6_BIN)/python -m pip -q --disable-pip-version-check install -e ".[dev]"
+	@$(DJANGO6_BIN)/python -c 'import django, sys; sys.exit(django.VERSION[0] != 6)' \
+		|| { echo "$(DJANGO6_VENV) did not resolve Django 6" >&2; exit 1; }
+	touch $@
+
+test-django6: $(DJANGO6_INSTALLED)
+	@echo "Django $$($(DJANGO6_BIN)/python -c 'import django; print(django.__version__)') on $$($(DJANGO6_BIN)/python --version):"
+	$(DJANGO6_BIN)/python -m pytest $(DJANGO6_TESTS)
+	@if [ -n "$$DATABASE_URL" ]; then \
+		echo "Django 6 tests again on SQLite:"; \
+		DATABASE_URL= $(DJANGO6_BIN)/python -m pytest $(DJANGO6_TESTS); \
+	fi
+
 # With DATABASE_URL set (PostgreSQL) the tests that touch the database run a second time
 # on the embedded default, SQLite, so that both databases are covered in one run.
-test: $(INSTALLED) $(LOCAL_MODEL) browser
+test: $(INSTALLED) $(LOCAL_MODEL) browser $(DJANGO6_INSTALLED)
 	CHATOMON_REQUIRE_REAL_LLM=1 CHATOMON_REQUIRE_BROWSER=1 $(BIN)/python -m pytest
 	@if [ -n "$$DATABASE_URL" ]; then \
 		echo "database tests again on SQLite:"; \
 		DATABASE_URL= $(BIN)/python -m pytest tests/data tests/chat tests/stores tests/django tests/console; \
 	fi
+	@$(MAKE) --no-print-directory test-django6
 
 # The demo answers with the embedded local model unless CHATOMON_PROVIDER names another
 # (then the local runtime is not built for it); its data lives in .demo/ (delete the
@@ -95,4 +148,4 @@ bench: $(INSTALLED) $(LOCAL_MODEL)
 	@for name in $(BENCHMARKS); do $(BIN)/python tests/benchmarks/$$name.py || exit 1; done
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .mypy_cache .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(DJANGO6_VENV) build dist *.egg-info .mypy_cache .pytest_cache .ruff_cache .hypothesis
