@@ -17,11 +17,15 @@ from chatomon.chat.store import (
     Owner,
 )
 from chatomon.django import models
-from chatomon.django.persistence.connections import in_caller_transaction, released
+from chatomon.django.persistence.connections import (
+    holds_server_connections,
+    in_caller_transaction,
+    released,
+)
 from chatomon.django.persistence.store import DjangoStore
 
 OWNER = Owner.user(7)
-IN_MEMORY = connection.vendor == "sqlite"  # the tests' SQLite: Django never closes it
+SQLITE = connection.vendor == "sqlite"  # connections kept: no server slot to free
 
 
 def holds_a_connection() -> bool:
@@ -29,7 +33,7 @@ def holds_a_connection() -> bool:
     return connection.connection is not None
 
 
-@pytest.mark.skipif(IN_MEMORY, reason="Django keeps an in-memory SQLite database open")
+@pytest.mark.skipif(SQLITE, reason="SQLite connections are kept: no server connection")
 @pytest.mark.django_db(transaction=True)
 async def test_a_store_call_leaves_its_thread_without_a_connection_even_when_it_fails() -> None:
     # With CONN_MAX_AGE = 0 the connection is closed, with a pool it goes back to the pool:
@@ -56,7 +60,7 @@ def test_a_store_call_inside_the_callers_transaction_joins_it() -> None:
     assert not models.Conversation.objects.filter(pk=conversation.id).exists()
 
 
-@pytest.mark.skipif(IN_MEMORY, reason="Django keeps an in-memory SQLite database open")
+@pytest.mark.skipif(SQLITE, reason="SQLite connections are kept: no server connection")
 @pytest.mark.django_db(transaction=True)
 def test_released_releases_after_a_failure_and_not_inside_a_transaction() -> None:
     def fail() -> None:
@@ -72,7 +76,7 @@ def test_released_releases_after_a_failure_and_not_inside_a_transaction() -> Non
     assert not in_caller_transaction()
 
 
-@pytest.mark.skipif(IN_MEMORY, reason="Django keeps an in-memory SQLite database open")
+@pytest.mark.skipif(SQLITE, reason="SQLite connections are kept: no server connection")
 @pytest.mark.django_db(transaction=True)
 async def test_every_store_method_releases_its_connection() -> None:
     store = DjangoStore()
@@ -109,3 +113,17 @@ async def test_every_store_method_releases_its_connection() -> None:
         name for name in dir(ConversationStore) if not name.startswith("_")
     }
     assert [name for name, released in released_after if not released] == []
+
+
+@pytest.mark.skipif(not SQLITE, reason="the SQLite rule")
+@pytest.mark.django_db(transaction=True)
+def test_a_store_call_on_sqlite_leaves_its_connection_open(monkeypatch: Any) -> None:
+    # A file handle holds no server slot; closing and reopening it would cost a WAL
+    # checkpoint and the connection's set-up on every call.
+    from chatomon.django.persistence import connections as module  # noqa: PLC0415
+
+    closes: list[None] = []
+    monkeypatch.setattr(module, "close_old_connections", lambda: closes.append(None))
+    assert released(models.Conversation.objects.exists) is False
+    assert holds_a_connection() and not holds_server_connections()
+    assert closes == []

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import FieldDoesNotExist
 from django.db import models
+from django.db.models import ForeignObjectRel
 
 from chatomon.data.declarations import (
     build_schema,
@@ -112,8 +113,10 @@ def _relation(manager: type[Manager], name: str, problems: list[str]) -> tuple[b
         )
         return None
     to_many = bool(field.many_to_many or field.one_to_many)
-    concrete = getattr(field, "concrete", False)
-    accessor = name if concrete else field.get_accessor_name()
+    # A reverse relation is reached through its accessor; a field declared on the model
+    # (a foreign key, a many-to-many: Django 6.1 no longer calls the latter concrete) by
+    # its name.
+    accessor = field.get_accessor_name() if isinstance(field, ForeignObjectRel) else name
     return to_many, accessor
 
 

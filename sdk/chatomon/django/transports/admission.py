@@ -1,11 +1,13 @@
 """Who may chat, as whom, and how much: the checks every transport runs before a turn.
 
-They are async, like the views and the consumer that await them: the session through its
-async API, the rate limiter through its own.
+Permission and identity are sync, and each transport runs them together in ONE trip to a
+worker thread (`sync_to_async`; the consumer through Channels' `database_sync_to_async`):
+the ORM, the session and the user may be read there, and a request pays one hop for all
+of them instead of one each. The rate limiter is awaited on the loop (`RateLimiter.hit`).
 
 - `permitted`: the `permission` setting, called with `(user, scope)`; a falsy answer denies
-  (HTTP 403, WebSocket close 4403). An async check is awaited; a sync one runs in a worker
-  thread (`sync_to_async`), where it may use the ORM.
+  (HTTP 403, WebSocket close 4403). It may use the ORM; an async check runs on the event
+  loop through `async_to_sync`.
 - `chat_identity`: anonymous chats belong to a random identity kept in the Django session,
   created (and its cookie set by SessionMiddleware) on the first request; `identify` gives
   the conversation owner and the rate-limit scope of a user (else that identity).
@@ -18,11 +20,11 @@ from __future__ import annotations
 
 import inspect
 import secrets
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from asgiref.sync import sync_to_async
+from asgiref.sync import async_to_sync
 
 from chatomon.chat.pipeline import ChatService
 from chatomon.chat.pipeline.wire import error_event
@@ -60,20 +62,27 @@ def denied_event() -> dict[str, Any]:
     return error_event("permission_denied", DENIED_MESSAGE)
 
 
-async def permitted(settings: ChatSettings, user: Any, scope: Mapping[str, Any]) -> bool:
-    """Whether the `permission` setting lets `user` in (no setting: everyone may)."""
+def permitted(settings: ChatSettings, user: Any, scope: Mapping[str, Any]) -> bool:
+    """Whether the `permission` setting lets `user` in (no setting: everyone may).
+
+    Sync, for a worker thread: an async check runs on the event loop (`async_to_sync`).
+    """
     check = settings.permission
     if check is None:
         return True
     if inspect.iscoroutinefunction(check):
-        return bool(await check(user, scope))
-    answer: Any = await sync_to_async(check)(user, scope)
+        return bool(async_to_sync(check)(user, scope))
+    answer = check(user, scope)
     if inspect.isawaitable(answer):  # a sync callable that returned an awaitable
-        answer = await answer
+        answer = async_to_sync(_awaited)(answer)
     return bool(answer)
 
 
-async def chat_identity(session: Any, *, save: bool = False) -> str:
+async def _awaited(answer: Awaitable[Any]) -> Any:
+    return await answer
+
+
+def chat_identity(session: Any, *, save: bool = False) -> str:
     """The anonymous chat identity kept in the session, created on first use.
 
     A random value rather than the session key: a signed-cookie session's key is its
@@ -82,17 +91,17 @@ async def chat_identity(session: Any, *, save: bool = False) -> str:
     a new session at once (WebSocket); over HTTP, SessionMiddleware saves it and sets the
     cookie on the response.
     """
-    identity = await session.aget(SESSION_MARKER)
+    identity = session.get(SESSION_MARKER)
     if isinstance(identity, str) and identity:
         return identity
     identity = secrets.token_urlsafe(24)
-    await session.aset(SESSION_MARKER, identity)
+    session[SESSION_MARKER] = identity
     if save:
-        await session.asave()
+        session.save()
     return identity
 
 
-async def identify(
+def identify(
     user: Any, session: Any, client_ip: str | None, *, save: bool = False
 ) -> tuple[Owner, str]:
     """The conversation owner and the rate-limit scope: the user's, else the session's.
@@ -100,7 +109,7 @@ async def identify(
     An anonymous user chats as the session's `chat_identity` (`save` as there); the
     client IP is the scope's last resort (see `scope_key`).
     """
-    session_key = None if is_authenticated(user) else await chat_identity(session, save=save)
+    session_key = None if is_authenticated(user) else chat_identity(session, save=save)
     return owner_for(user, session_key), scope_key(user, session_key, client_ip)
 
 

@@ -22,12 +22,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.core.exceptions import RequestDataTooBig
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.views import View
 from django.views.decorators.csrf import csrf_protect
 
+from chatomon.chat.store.records import Owner
 from chatomon.django.service import chat_service
 from chatomon.django.settings import ChatSettings, chat_settings
 from chatomon.django.transports.admission import (
@@ -106,10 +108,33 @@ class ChatEndpoint(View):
         return JsonResponse(envelope([event]), status=status)
 
     async def admit(self, request: HttpRequest) -> Admitted | HttpResponseBase:
-        """Run every check; the admitted request, or the refusal to send."""
+        """Run every check; the admitted request, or the refusal to send.
+
+        Permission, body and identity take one trip to a worker thread (`check`); the
+        request is then counted against the rate limit.
+        """
         settings = chat_settings()
-        user = await request.auser()
-        if not await permitted(settings, user, _asgi_scope(request)):
+        checked = await sync_to_async(self.check)(request, settings)
+        if isinstance(checked, HttpResponseBase):
+            return checked
+        user, owner, scope, parsed = checked
+        limited = limit_refusal(await limiter_for(settings).hit(scope))
+        if limited is not None:
+            response = self.refuse(request, 429, limited)
+            response["Retry-After"] = str(limited["retry_after_seconds"])
+            return response
+        return Admitted(settings, chat_service(), user, owner, scope, parsed)
+
+    def check(
+        self, request: HttpRequest, settings: ChatSettings
+    ) -> tuple[Any, Owner, str, Any] | HttpResponseBase:
+        """Permission, body, then identity, in that order; sync, for a worker thread.
+
+        Returns the user, the conversation owner, the rate-limit scope and the parsed
+        body, or the refusal to send.
+        """
+        user = request.user
+        if not permitted(settings, user, _asgi_scope(request)):
             return self.refuse(request, 403, denied_event())
         decoded = _read(request, self.body_error)
         parsed = decoded if isinstance(decoded, BadRequest) else self.parse(decoded, settings)
@@ -118,13 +143,8 @@ class ChatEndpoint(View):
         session = getattr(request, "session", None)
         if session is None and not user.is_authenticated:
             return self.refuse(request, 403, denied_event())  # no SessionMiddleware: no owner
-        owner, scope = await identify(user, session, request.META.get("REMOTE_ADDR"))
-        limited = limit_refusal(await limiter_for(settings).hit(scope))
-        if limited is not None:
-            response = self.refuse(request, 429, limited)
-            response["Retry-After"] = str(limited["retry_after_seconds"])
-            return response
-        return Admitted(settings, chat_service(), user, owner, scope, parsed)
+        owner, scope = identify(user, session, request.META.get("REMOTE_ADDR"))
+        return user, owner, scope, parsed
 
 
 class ChatView(ChatEndpoint):

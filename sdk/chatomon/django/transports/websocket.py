@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import parse_qs
 from uuid import UUID
 
+from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.contrib.auth.models import AnonymousUser
 
@@ -72,7 +73,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             self.settings = chat_settings()
             self.service = chat_service()
             self.user = self.scope.get("user") or AnonymousUser()
-            allowed = await self._admit()
+            allowed = await database_sync_to_async(self._admit)()
         except Exception as error:
             logger.exception("chat socket failed to start")
             send_chat_error("chat_error", "The chat socket failed to start.", exception=error)
@@ -83,12 +84,12 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return
         await self._subscribe_from_query()
 
-    async def _admit(self) -> bool:
-        """The checks of a new socket: permission, then identity."""
-        if not await permitted(self.settings, self.user, self.scope):
+    def _admit(self) -> bool:
+        """The checks of a new socket, in one trip to a thread: permission, then identity."""
+        if not permitted(self.settings, self.user, self.scope):
             return False
         client = self.scope.get("client") or (None,)
-        self.owner, self.rate_scope = await identify(
+        self.owner, self.rate_scope = identify(
             self.user, self.scope.get("session"), client[0], save=True
         )
         return True
