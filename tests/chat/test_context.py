@@ -7,8 +7,10 @@ from datetime import UTC, datetime
 
 import pytest
 
+from chatomon import TokenUsage
 from chatomon.chat.context import SUMMARY_PROMPT, build_context
 from chatomon.chat.store import ConversationSummary, MessageItem, StoredMessage
+from chatomon.errors import ToolLoopError
 from chatomon.providers.base import ToolCall
 from chatomon.providers.testing import ScriptedProvider
 
@@ -29,11 +31,88 @@ def chat(count: int) -> list[MessageItem]:
 
 async def test_short_histories_are_kept_verbatim_without_a_provider_call() -> None:
     with ScriptedProvider([]) as provider:
-        built = await build_context(stored(chat(25)), provider=provider)
+        built = await build_context(stored(chat(20)), provider=provider)
     assert [m.content for m in built.messages] == [
-        f"{'q' if i % 2 == 0 else 'a'}{i}" for i in range(25)
+        f"{'q' if i % 2 == 0 else 'a'}{i}" for i in range(20)
     ]
     assert built.summary is None and not built.summary_changed
+
+
+async def test_summarize_after_counts_the_conversations_messages() -> None:
+    """The reference: "summarize_after | 10 | Message count after which older history may be
+    summarized by the provider." and "max_recent_messages | 20 | Recent persisted messages
+    retained verbatim when conversation context is built."
+
+    25 messages are more than 10: the 5 older than the 20 recent ones are summarized (it
+    used to take more than 10 older messages, 31 in all).
+    """
+    items = stored(chat(25))
+    with ScriptedProvider([["Earlier: q0 to q4."]]) as provider:
+        built = await build_context(items, provider=provider)
+    assert built.summary == ConversationSummary("Earlier: q0 to q4.", 104, 4)
+    assert [m.content for m in built.messages[1:]] == [m.item.content for m in items[5:]]
+    assert "q4" in provider.requests[0].messages[1].content
+    assert "a5" not in provider.requests[0].messages[1].content
+
+
+async def test_up_to_summarize_after_messages_nothing_is_summarized() -> None:
+    """The reference: older history "may be summarized" only after summarize_after messages.
+
+    With summarize_after above max_recent_messages, a conversation of 25 messages (not
+    more than 30) is sent whole: nothing is summarized, and nothing is dropped.
+    """
+    with ScriptedProvider([]) as provider:
+        built = await build_context(
+            stored(chat(25)), provider=provider, max_recent_messages=20, summarize_after=30
+        )
+    assert [m.content for m in built.messages] == [m.item.content for m in stored(chat(25))]
+    assert built.summary is None
+
+
+class Budget:
+    """A TurnBudget that is exhausted (for `wait` seconds) once `allowed` usages were recorded."""
+
+    def __init__(self, allowed: int, wait: float = 12.5) -> None:
+        self.allowed, self.wait = allowed, wait
+        self.recorded: list[TokenUsage] = []
+
+    async def check(self) -> float | None:
+        return None if len(self.recorded) < self.allowed else self.wait
+
+    async def record(self, usage: TokenUsage) -> None:
+        self.recorded.append(usage)
+
+
+async def test_a_summarys_usage_is_recorded_on_the_budget() -> None:
+    """The reference: "Once a token budget is exhausted, GeneralManager records the completed
+    provider usage and rejects the next tool, confirmation write, summary, or provider round."
+
+    A summary is provider usage: it is recorded like a round's.
+    """
+    budget = Budget(allowed=5)
+    usage = TokenUsage(input_tokens=300, output_tokens=40)
+    with ScriptedProvider([["Summary.", usage]]) as provider:
+        built = await build_context(stored(chat(40)), provider=provider, budget=budget)
+    assert built.summary_changed
+    assert budget.recorded == [usage]
+
+
+async def test_an_exhausted_budget_rejects_the_summary() -> None:
+    """The reference: an exhausted token budget "rejects the next tool, confirmation write,
+    summary, or provider round." A rate_limited event includes retry_after_seconds."""
+    with ScriptedProvider([]) as provider, pytest.raises(ToolLoopError) as caught:
+        await build_context(stored(chat(40)), provider=provider, budget=Budget(allowed=0))
+    assert (caught.value.code, caught.value.retry_after_seconds) == ("rate_limited", 13)
+    assert provider.requests == []
+
+
+async def test_a_reused_summary_needs_no_budget() -> None:
+    summary = ConversationSummary("Known.", 119, 19)
+    with ScriptedProvider([]) as provider:
+        built = await build_context(
+            stored(chat(40)), provider=provider, summary=summary, budget=Budget(allowed=0)
+        )
+    assert built.summary == summary
 
 
 async def test_an_older_prefix_beyond_summarize_after_is_summarized_with_its_marker() -> None:

@@ -211,14 +211,93 @@ async def test_tool_errors_go_back_to_the_model_and_count_as_retries() -> None:
     assert provider.requests[1].messages[-1].role == "tool"
 
 
-async def test_too_many_retries_end_the_turn() -> None:
+async def run_to_error(atom: Atom) -> tuple[list[Any], ToolLoopError]:
+    """The events of a turn that a ToolLoopError ends, and that error."""
+    events: list[Any] = []
+
+    async def read_all() -> None:
+        async for event in atom.stream("Which parts are there?"):
+            events.append(event)  # noqa: PERF401 - kept one by one: the stream ends raising
+
+    with pytest.raises(NucleusError) as caught:
+        await read_all()
+    cause = caught.value.__cause__
+    assert isinstance(cause, ToolLoopError)
+    return events, cause
+
+
+READ_ROUNDS = [
+    [tool_call("search_managers", {"query": "parts"})],
+    [tool_call("get_manager_schema", {"manager": "PartManager"})],
+    [tool_call("query", {"manager": "PartManager"})],
+]
+
+
+async def test_every_round_of_read_calls_is_a_retry_and_one_beyond_the_limit_is_refused() -> None:
+    """The reference: "max_retries_per_message | 3 | Maximum non-mutation tool-loop retries
+    in one user turn." and "tool_retry_limit | The model exceeded max_retries_per_message;
+    the turn is terminal."
+
+    Successful reads are retries too: the third read round is refused before its tool runs.
+    """
+    provider = ScriptedProvider([*READ_ROUNDS, ["never asked"]])
+    limits = LoopLimits(max_retries_per_message=2)
+    events, error = await run_to_error(Atom("data", loop(provider, limits=limits)))
+    assert error.code == "tool_retry_limit"
+    assert [e.name for e in events if isinstance(e, ToolCallStarted)] == [
+        "search_managers",
+        "get_manager_schema",
+    ]
+    assert len(provider.requests) == 3
+
+
+async def test_a_turn_may_spend_every_retry_then_answer() -> None:
+    provider = ScriptedProvider([*READ_ROUNDS, ["Three parts."]])
+    _, done = await run(Atom("data", loop(provider, limits=LoopLimits(max_retries_per_message=3))))
+    assert done.reply == "Three parts."
+
+
+async def test_the_read_calls_of_one_completion_are_one_retry() -> None:
+    both = [
+        tool_call("query", {"manager": "PartManager"}),
+        tool_call("query", {"manager": "MaterialManager"}),
+    ]
+    provider = ScriptedProvider([both, ["Parts and materials."]])
+    _, done = await run(Atom("data", loop(provider, limits=LoopLimits(max_retries_per_message=1))))
+    assert done.reply == "Parts and materials."
+
+
+async def test_mutation_rounds_are_not_retries() -> None:
+    """The reference counts "non-mutation tool-loop retries": a write is no retry."""
+    log: list[dict[str, Any]] = []
+    call = tool_call(
+        "mutate", {"mutation": "renameMaterial", "input": {"material_id": 1, "name": "Iron"}}
+    )
+    atom = Atom(
+        "data",
+        loop(
+            ScriptedProvider([[call], ["Renamed."]]),
+            settings=ToolSettings(allowed_mutations=["renameMaterial"]),
+            registry=registry_with_rename(log),
+            limits=LoopLimits(max_retries_per_message=0),
+        ),
+    )
+    _, done = await run(atom)
+    assert done.reply == "Renamed."
+    assert log == [{"material_id": 1, "name": "Iron"}]
+
+
+async def test_failed_tool_rounds_counts_only_rounds_whose_results_held_an_error() -> None:
+    """chatomon's option (max_retries_counts="failed_tool_rounds"): successful reads are free."""
+    limits = LoopLimits(max_retries_per_message=1, max_retries_counts="failed_tool_rounds")
+    provider = ScriptedProvider([*READ_ROUNDS, ["Three parts."]])
+    _, done = await run(Atom("data", loop(provider, limits=limits)))
+    assert done.reply == "Three parts."
     bad = [tool_call("query", {"manager": "Nope"})]
     provider = ScriptedProvider([bad, bad, bad])
-    atom = Atom("data", loop(provider, limits=LoopLimits(max_retries_per_message=1)))
-    with pytest.raises(NucleusError) as caught:
-        await run(atom)
-    assert caught.value.__cause__.code == "tool_retry_limit"
-    assert len(provider.requests) == 2
+    _, error = await run_to_error(Atom("data", loop(provider, limits=limits)))
+    assert error.code == "tool_retry_limit"
+    assert len(provider.requests) == 2, "the second failed round is one beyond the limit"
 
 
 async def test_zero_mutations_forbids_writes() -> None:
@@ -260,6 +339,7 @@ async def test_the_round_cap_defaults_to_retries_plus_mutations_plus_two() -> No
         {"max_retries_per_message": -1},
         {"max_total_rounds_per_message": 0},
         {"max_mutations_per_message": True},
+        {"max_retries_counts": "every_round"},
     ],
 )
 def test_limits_are_validated(bad: dict[str, Any]) -> None:
@@ -411,3 +491,86 @@ async def test_a_decided_mutation_is_audited(approve: bool) -> None:
     assert decided == [
         {"mutation": "renameMaterial", "status": "executed" if approve else "rejected"}
     ]
+
+
+class Budget:
+    """A TurnBudget exhausted (for `wait` seconds) once `allowed` usages were recorded."""
+
+    def __init__(self, allowed: int, wait: float = 41.2) -> None:
+        self.allowed, self.wait = allowed, wait
+        self.recorded: list[TokenUsage] = []
+
+    async def check(self) -> float | None:
+        return None if len(self.recorded) < self.allowed else self.wait
+
+    async def record(self, usage: TokenUsage) -> None:
+        self.recorded.append(usage)
+
+
+async def test_an_exhausted_budget_rejects_the_next_tool() -> None:
+    """The reference: "Once a token budget is exhausted, GeneralManager records the completed
+    provider usage and rejects the next tool, confirmation write, summary, or provider round.
+    A rate_limited event includes retry_after_seconds."
+
+    The round that exhausts the budget is recorded; the tool it asked for does not run.
+    """
+    usage = TokenUsage(input_tokens=90, output_tokens=20)
+    toolset = Toolset(toy_registry())
+    ran: list[str] = []
+    real_call = toolset.call
+
+    async def watched_call(name: str, args: Any, context: Any) -> Any:
+        ran.append(name)
+        return await real_call(name, args, context)
+
+    toolset.call = watched_call  # type: ignore[method-assign]
+    provider = ScriptedProvider([[tool_call("query", {"manager": "PartManager"}), usage]])
+    budget = Budget(allowed=1)
+    atom = Atom("data", ToolLoop(provider, toolset, actor=USER, budget=budget))
+    events, error = await run_to_error(atom)
+    assert (error.code, error.retry_after_seconds) == ("rate_limited", 42)
+    assert budget.recorded == [usage]
+    assert ran == []
+    assert not any(isinstance(e, ToolCallStarted | ToolResult) for e in events)
+
+
+async def test_an_exhausted_budget_rejects_the_next_provider_round() -> None:
+    """The reference: an exhausted token budget rejects the next "provider round"."""
+    provider = ScriptedProvider([["never asked"]])
+    _, error = await run_to_error(Atom("data", loop(provider, budget=Budget(allowed=0))))
+    assert error.code == "rate_limited"
+    assert provider.requests == []
+
+
+async def test_an_exhausted_budget_rejects_a_confirmed_write() -> None:
+    """The reference: an exhausted token budget rejects the next "confirmation write".
+
+    The budget runs out while the confirmation waits (the same user's other turns spent
+    it): the approved mutation is not executed.
+    """
+    log: list[dict[str, Any]] = []
+    budget = Budget(allowed=5)
+
+    async def confirmer(pending: ConfirmMutation) -> bool:
+        budget.allowed = 0  # spent elsewhere meanwhile
+        return True
+
+    call = tool_call(
+        "mutate", {"mutation": "renameMaterial", "input": {"material_id": 1, "name": "Iron"}}
+    )
+    settings = ToolSettings(
+        allowed_mutations=["renameMaterial"], confirm_mutations=["renameMaterial"]
+    )
+    atom = Atom(
+        "data",
+        loop(
+            ScriptedProvider([[call], ["never asked"]]),
+            settings=settings,
+            registry=registry_with_rename(log),
+            confirmer=confirmer,
+            budget=budget,
+        ),
+    )
+    _, error = await run_to_error(atom)
+    assert error.code == "rate_limited"
+    assert log == []

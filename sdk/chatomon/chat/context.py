@@ -1,10 +1,14 @@
 """The bounded context of a stored conversation: recent messages, and a summary of the rest.
 
-`build_context` keeps the last `max_recent_messages` items verbatim and, when more than
-`summarize_after` older items remain, replaces them by a summary the provider writes (one
-completion through `run_completion`). A summary records the exact last message it covers;
-one whose marker is missing or outdated is regenerated, never reused. Tool windows are kept
-whole: an assistant call group travels with only its own linked results, and the window
+`build_context` keeps the last `max_recent_messages` items verbatim. As the chat API
+reference defines `summarize_after` ("Message count after which older history may be
+summarized by the provider"), once the conversation holds more than `summarize_after` items
+the older ones are replaced by a summary the provider writes (one completion through
+`run_completion`); up to that count every item is kept verbatim. A summary records the exact
+last message it covers; one whose marker is missing or outdated is regenerated, never
+reused. A summary spends the turn's `TurnBudget` like a provider round: it is refused
+(`rate_limited`) while the budget is exhausted, and its usage is recorded. Tool windows are
+kept whole: an assistant call group travels with only its own linked results, and the window
 edge never separates them. Tool rows without a stored call identity become assistant
 context text, never native tool-result messages.
 """
@@ -16,8 +20,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from chatomon.chat.budget import TurnBudget, require_room
 from chatomon.chat.store.records import ConversationSummary, StoredMessage
-from chatomon.providers.base import Message, TextChunkEvent
+from chatomon.providers.base import DoneEvent, Message, TextChunkEvent
 from chatomon.providers.contract import run_completion
 from chatomon.schemas import Message as TextMessage
 
@@ -67,7 +72,7 @@ def _context_text(stored: StoredMessage) -> Message:
     if item.kind == "tool_result":
         result = json.dumps(item.result, default=str)
         return Message.assistant(f"[Earlier result of tool {item.name or 'unknown'}: {result}]")
-    calls = ", ".join(f"{c.name}({json.dumps(dict(c.arguments))})" for c in item.tool_calls)
+    calls = ", ".join(f"{c.name}({json.dumps(dict(c.args))})" for c in item.tool_calls)
     return Message.assistant(" ".join(p for p in (item.content, f"[Called {calls}]") if p))
 
 
@@ -84,16 +89,17 @@ def unit_messages(unit: Sequence[StoredMessage]) -> list[Message]:
     if not head.tool_calls or any(not c.id or c.id not in answered for c in head.tool_calls):
         # Vendors reject a native call without its result: keep the group as text.
         return [_context_text(m) for m in unit]
+    # The structured result travels as `tool_result` (its JSON text is the content).
     results = [
-        Message(role="tool", content=_json(m.item.result), tool_call_id=m.item.call_id,
-                name=m.item.name)
+        Message(
+            role="tool",
+            tool_call_id=m.item.call_id,
+            tool_name=m.item.name,
+            tool_result=m.item.result,
+        )
         for m in unit[1:]
-    ]  # fmt: skip
+    ]
     return [Message.assistant(head.content, head.tool_calls), *results]
-
-
-def _json(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, default=str)
 
 
 def split_window(
@@ -116,20 +122,35 @@ async def build_context(
     max_recent_messages: int = 20,
     summarize_after: int = 10,
     timeout_seconds: float | None = None,
+    budget: TurnBudget | None = None,
 ) -> BuiltContext:
-    """The bounded history of `items` for the next turn, summarizing the older prefix."""
+    """The bounded history of `items` for the next turn, summarizing the older prefix.
+
+    Args:
+        items: The stored conversation.
+        provider: Writes the summary.
+        summary: The stored summary, reused when its marker is exact.
+        max_recent_messages: Items kept verbatim at the end.
+        summarize_after: The item count beyond which the older items are summarized.
+        timeout_seconds: The summary's whole-request timeout.
+        budget: Checked before a summary is written, told its usage after.
+
+    Raises:
+        ToolLoopError: `rate_limited` when a summary is due and the budget is exhausted.
+    """
     if max_recent_messages < 1 or summarize_after < 0:
         raise ValueError("max_recent_messages must be >= 1 and summarize_after >= 0")
     older, recent = split_window(windows(items), max_recent_messages)
-    recent_messages = [m for unit in recent for m in unit_messages(unit)]
     flat_older = [m for unit in older for m in unit]
-    if len(flat_older) <= summarize_after:
-        older_messages = [m for unit in older for m in unit_messages(unit)]
-        return BuiltContext((*older_messages, *recent_messages), None, False)
+    if not flat_older or len(items) <= summarize_after:
+        every = [m for unit in (*older, *recent) for m in unit_messages(unit)]
+        return BuiltContext(tuple(every), None, False)
+    recent_messages = [m for unit in recent for m in unit_messages(unit)]
     last = flat_older[-1]
     changed = not _covers(summary, last)
     if changed:
-        text = await _summarize(provider, older, timeout_seconds)
+        await require_room(budget)
+        text = await _summarize(provider, older, timeout_seconds, budget)
         summary = ConversationSummary(text, last.id, last.position)
     assert summary is not None
     note = Message.system(f"Summary of the earlier conversation: {summary.text}")
@@ -146,7 +167,10 @@ def _covers(summary: ConversationSummary | None, last: StoredMessage) -> bool:
 
 
 async def _summarize(
-    provider: Any, older: list[list[StoredMessage]], timeout_seconds: float | None
+    provider: Any,
+    older: list[list[StoredMessage]],
+    timeout_seconds: float | None,
+    budget: TurnBudget | None,
 ) -> str:
     transcript = "\n".join(
         f"{message.role}: {message.content}"
@@ -155,11 +179,12 @@ async def _summarize(
         if message.content
     )
     request = [Message.system(SUMMARY_PROMPT), Message.user(transcript)]
-    chunks = [
-        event.content
-        async for event in run_completion(provider, request, [], timeout_seconds=timeout_seconds)
-        if isinstance(event, TextChunkEvent)
-    ]
+    chunks: list[str] = []
+    async for event in run_completion(provider, request, [], timeout_seconds=timeout_seconds):
+        if isinstance(event, TextChunkEvent):
+            chunks.append(event.content)
+        elif isinstance(event, DoneEvent) and budget is not None:
+            await budget.record(event.usage)
     return "".join(chunks).strip()
 
 
@@ -174,7 +199,7 @@ def text_history(messages: Iterable[Message]) -> list[TextMessage]:
         if message.role == "user":
             history.append(TextMessage(role="user", content=message.content))
         elif message.role == "tool":
-            text = f"[Earlier result of tool {message.name or 'unknown'}: {message.content}]"
+            text = f"[Earlier result of tool {message.tool_name or 'unknown'}: {message.content}]"
             history.append(TextMessage(role="assistant", content=text))
         elif message.role == "system":
             history.append(TextMessage(role="assistant", content=f"[{message.content}]"))
@@ -185,6 +210,6 @@ def text_history(messages: Iterable[Message]) -> list[TextMessage]:
 
 def _assistant_text(message: Message) -> str:
     calls = ", ".join(
-        f"{c.name}({json.dumps(dict(c.arguments), default=str)})" for c in message.tool_calls
+        f"{c.name}({json.dumps(dict(c.args), default=str)})" for c in message.tool_calls
     )
     return " ".join(p for p in (message.content, f"[Called {calls}]" if calls else "") if p)

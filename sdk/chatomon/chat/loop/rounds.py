@@ -9,9 +9,14 @@ without a confirmer the loop suspends the turn (its state saved as `LoopState`) 
 built with `resume=LoopResume(state, outcome)` continues it once the decision is in.
 
 Limits, as the chat settings define them, end the turn with a `ToolLoopError`:
-`max_retries_per_message` (rounds whose tool results were errors the model had to
-correct), `max_mutations_per_message` (0 forbids writes) and `max_total_rounds_per_message`
-(default: retries + mutations + 2).
+`max_retries_per_message` ("Maximum non-mutation tool-loop retries in one user turn": each
+round whose non-mutation tool calls send the loop back to the provider is one retry, and the
+round after the last allowed one is refused before its tools run; with
+`max_retries_counts="failed_tool_rounds"`, only rounds whose tool results held an error
+count), `max_mutations_per_message` (0 forbids writes) and `max_total_rounds_per_message`
+(default: retries + mutations + 2). A `TurnBudget` is asked before every provider round,
+every round of tool calls and every confirmed write (`rate_limited` once exhausted), and
+told the usage of every completed round.
 
 ```python
 loop = ToolLoop(provider, Toolset(toy_registry()), actor=user)
@@ -24,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import time
 from collections.abc import (
     AsyncGenerator,
@@ -36,9 +40,9 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
-from chatomon.chat.budget import TurnBudget
+from chatomon.chat.budget import TurnBudget, require_room
 from chatomon.chat.events import ConfirmMutation, ToolCallStarted, ToolResult
 from chatomon.chat.loop.suspension import (
     LoopResume,
@@ -62,22 +66,47 @@ from chatomon.providers.base import (
 )
 from chatomon.providers.contract import run_completion
 
-__all__ = ["Confirmer", "LoopLimits", "ToolLoop"]
+__all__ = ["Confirmer", "LoopLimits", "RetryCounting", "ToolLoop"]
 
 Confirmer = Callable[[ConfirmMutation], Awaitable[bool]]
 """Decides a pending mutation: resolves to True to run it, False to reject it."""
 
+RetryCounting = Literal["tool_rounds", "failed_tool_rounds"]
+"""What `max_retries_per_message` counts.
+
+"tool_rounds" (the reference's meaning, the default): every round of non-mutation tool
+calls. "failed_tool_rounds" (chatomon's option): only rounds whose tool results held an
+error the model had to correct, so that a long but successful discovery (search, schema,
+path, query) is bounded by the round cap alone.
+"""
+
 
 @dataclass(frozen=True, slots=True)
 class LoopLimits:
-    """The per-message limits of the chat settings, with their defaults."""
+    """The per-message limits of the chat settings, with their defaults.
+
+    Attributes:
+        max_retries_per_message: Non-mutation tool-loop retries allowed in one turn.
+        max_mutations_per_message: Mutation executions allowed in one turn (0: none).
+        max_total_rounds_per_message: The provider round cap (None: the default one).
+        recover_missing_tool_calls: Whether an answer without tools is sent back once.
+        max_retries_counts: What counts as a retry (see `RetryCounting`).
+    """
 
     max_retries_per_message: int = 3
     max_mutations_per_message: int = 8
     max_total_rounds_per_message: int | None = None
     recover_missing_tool_calls: bool = False
+    max_retries_counts: RetryCounting = "tool_rounds"
 
     def __post_init__(self) -> None:
+        if self.max_retries_counts not in get_args(RetryCounting):
+            raise ConfigurationError(
+                f"max_retries_counts must be one of {', '.join(get_args(RetryCounting))}, "
+                f"got {self.max_retries_counts!r}",
+                field="max_retries_counts",
+                value=self.max_retries_counts,
+            )
         for name in ("max_retries_per_message", "max_mutations_per_message"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -122,7 +151,8 @@ class ToolLoop:
             their linked results, a summary as a system message), as a conversation store
             keeps it. When given, it replaces the text history of the atom's request; the
             current user message (or its placeholder) still comes from the request.
-        budget: Consulted before every provider round, told the usage after it.
+        budget: Consulted before every provider round, round of tool calls and confirmed
+            write; told the usage of every completed round.
         audit: Optional hook receiving tool audit events.
         timeout_seconds: Wait for a round's first provider event (default: the provider's).
         stream_timeout_seconds: Wait between provider events (default: the provider's).
@@ -179,7 +209,7 @@ class ToolLoop:
         while True:
             if state.rounds >= self.limits.total_rounds:
                 raise ToolLoopError("turn_limit")
-            await self._check_budget()
+            await require_room(self.budget)
             state.rounds += 1
             # Text of an answer that may still be sent back for recovery is held back.
             hold = self.limits.recover_missing_tool_calls and not state.recovered
@@ -216,13 +246,6 @@ class ToolLoop:
                 if isinstance(event, NucleusSuspend):
                     return
 
-    async def _check_budget(self) -> None:
-        if self.budget is None:
-            return
-        wait = await self.budget.check()
-        if wait is not None:
-            raise ToolLoopError("rate_limited", retry_after_seconds=max(1, math.ceil(wait)))
-
     def _recovery(self, state: LoopState, answer: str) -> str | None:
         """The recovery prompt this answer calls for, if any (at most once per turn)."""
         if not self.limits.recover_missing_tool_calls or state.recovered:
@@ -245,6 +268,10 @@ class ToolLoop:
     ) -> AsyncIterator[Any]:
         if len(calls) > 1 and any(self.toolset.is_mutation(call.name) for call in calls):
             raise ToolLoopError("mutation_batch_unsupported")
+        if not self.toolset.is_mutation(calls[0].name):
+            self._count_tool_round(state)
+        # The round that asked for these calls may have exhausted the budget: none of them runs.
+        await require_room(self.budget)
         state.tool_calls += len(calls)
         for call in calls:
             yield ToolCallStarted(id=call.id, name=call.name, args=call.arguments)
@@ -273,6 +300,14 @@ class ToolLoop:
         for event in self._record(held, results, answer, state):
             yield event
 
+    def _count_tool_round(self, state: LoopState) -> None:
+        """Count a round of non-mutation calls as a retry, refusing one beyond the limit."""
+        if self.limits.max_retries_counts != "tool_rounds":
+            return
+        if state.retries >= self.limits.max_retries_per_message:
+            raise ToolLoopError("tool_retry_limit")
+        state.retries += 1
+
     async def _read_all(self, calls: list[ToolCallEvent], context: Any) -> list[Any]:
         # Every call settles before a failure propagates: none keeps running unseen.
         settled = await asyncio.gather(
@@ -291,14 +326,13 @@ class ToolLoop:
         events = [
             ToolResult(id=c.id, name=c.name, result=r) for c, r in zip(held, results, strict=True)
         ]
-        if any(event.is_error for event in events):
+        counts_errors = self.limits.max_retries_counts == "failed_tool_rounds"
+        if counts_errors and any(event.is_error for event in events):
             state.retries += 1
             if state.retries > self.limits.max_retries_per_message:
                 raise ToolLoopError("tool_retry_limit")
         state.messages.append(Message.assistant(answer, held))
-        state.messages += [
-            Message.tool_result(c, e.result) for c, e in zip(held, events, strict=True)
-        ]
+        state.messages += [Message.tool(c, e.result) for c, e in zip(held, events, strict=True)]
         return events
 
     async def _mutate(
@@ -350,6 +384,8 @@ class ToolLoop:
         if outcome != "approved":
             result = declined_result(mutation, outcome)
         else:
+            # The reference rejects a confirmation write too once the budget is exhausted.
+            await require_room(self.budget)
             result = await aexecute_mutation(
                 self.toolset.registry, mutation, dict(data), self.actor
             )

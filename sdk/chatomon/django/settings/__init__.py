@@ -14,9 +14,11 @@ Every key of the seed's settings tables is here with the seed's default, except 
 `provider` defaults to `"local"` (the embedded offline LocalProvider) rather than the seed's
 Ollama, so a fresh project answers without a model server. chatomon adds `atom`,
 `staff_approval_mutations`, `staff_approval_timeout_seconds`, `max_message_chars`,
-`registry` and `workers` (how many server processes share the deployment: the system
-checks warn when more than one uses the in-memory channel layer; None reads the
-WEB_CONCURRENCY environment variable, which gunicorn and uvicorn honour, and defaults to 1).
+`max_retries_counts` (what `max_retries_per_message` counts: the reference's "tool_rounds"
+by default, or "failed_tool_rounds"), `registry` and `workers` (how many server processes
+share the deployment: the system checks warn when more than one uses the in-memory channel
+layer; None reads the WEB_CONCURRENCY environment variable, which gunicorn and uvicorn
+honour, and defaults to 1).
 
 `get_chat_settings()` merges the project's mapping over `DEFAULTS` (nested mappings key by
 key); `validate_chat_settings()` validates it into the frozen `ChatSettings` (a pydantic
@@ -75,6 +77,7 @@ DEFAULTS: Mapping[str, Any] = MappingProxyType(
         "max_results": 200,
         "query_timeout_seconds": None,
         "max_retries_per_message": 3,
+        "max_retries_counts": "tool_rounds",
         "max_mutations_per_message": 8,
         "max_total_rounds_per_message": None,
         "tool_strategy": "discovery",

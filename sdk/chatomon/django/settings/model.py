@@ -15,7 +15,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, StrictBool, StrictS
 from pydantic.dataclasses import dataclass
 
 from chatomon._validation import Count, Seconds, Text, invalid
-from chatomon.chat.loop import LoopLimits
+from chatomon.chat.loop import LoopLimits, RetryCounting
 from chatomon.chat.pipeline import AtomConfig
 from chatomon.chat.tools.context import ToolSettings
 from chatomon.data.registration import ManagerRegistry
@@ -66,7 +66,7 @@ class ChatSettings:
 
     `tools` and `limits` hold the keys chatomon.chat validates again in its own objects
     (ToolSettings: max_results, query_timeout_seconds, the mutation lists, tool_strategy;
-    LoopLimits: the max_*_per_message keys and recover_missing_tool_calls).
+    LoopLimits: the max_*_per_message keys, max_retries_counts and recover_missing_tool_calls).
     """
 
     enabled: StrictBool = Field(default=False, description="True or False")
@@ -107,6 +107,14 @@ class ChatSettings:
         default=None, description="a number above 0, or None"
     )
     max_retries_per_message: Count = Field(default=3, description="a whole number of at least 0")
+    max_retries_counts: RetryCounting = Field(
+        default="tool_rounds",
+        description=(
+            "what max_retries_per_message counts: 'tool_rounds' (every round of non-mutation "
+            "tool calls, the reference's meaning) or 'failed_tool_rounds' (only rounds whose "
+            "tool results held an error)"
+        ),
+    )
     max_mutations_per_message: Count = Field(default=8, description="a whole number of at least 0")
     max_total_rounds_per_message: PositiveWhole | None = Field(
         default=None, description="a positive whole number or None"
@@ -198,6 +206,7 @@ class ChatSettings:
             max_mutations_per_message=self.max_mutations_per_message,
             max_total_rounds_per_message=self.max_total_rounds_per_message,
             recover_missing_tool_calls=self.recover_missing_tool_calls,
+            max_retries_counts=self.max_retries_counts,
         )
 
     @property
