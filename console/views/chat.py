@@ -3,6 +3,9 @@
 Their conversations are their own (owner = the staff user). Sending posts the message;
 console.js asks for ``text/event-stream`` and renders the events as they stream (text,
 tool cards, confirmations), while a plain form post runs the turn and redirects back.
+
+While the `enabled` setting is False chat is off for staff too: the page says so (200, it
+is the console's own page) and sending or confirming runs nothing (503 with that notice).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from chatomon.django.service import chat_service, owner_for
+from chatomon.django.settings import chat_settings
 from chatomon.django.transports.confirm import wants_event_stream
 from chatomon.django.transports.sse import event_stream_response
 
@@ -68,9 +72,18 @@ def _page_context(user: Any, conversation_id: UUID | None, error: str | None) ->
     }
 
 
+def _disabled(request: HttpRequest, status: int) -> HttpResponse:
+    """The notice that chat is turned off, with how to turn it on."""
+    return render_screen(
+        request, "chatomon_console/chat_disabled.html", {}, partial="notice", status=status
+    )
+
+
 @staff_view(USE_CHAT)
 def chat_home(request: HttpRequest, conversation_id: UUID | None = None) -> HttpResponse:
     """The conversation list and one conversation (or a new one)."""
+    if not chat_settings().enabled:
+        return _disabled(request, 200)
     context = _page_context(request.user, conversation_id, request.GET.get("error"))
     return render_screen(request, "chatomon_console/chat.html", context, partial="conversation")
 
@@ -88,6 +101,8 @@ def _back(conversation_id: str | None, error: str | None) -> HttpResponse:
 @staff_view(USE_CHAT)
 async def chat_send(request: HttpRequest) -> HttpResponseBase:
     """Run one turn: streamed as SSE to console.js, or to the end for a plain form."""
+    if not chat_settings().enabled:
+        return await sync_to_async(_disabled)(request, 503)
     form = MessageForm(request.POST)
     if not form.is_valid():
         return HttpResponse("A message is needed (at most 8000 characters).", status=422)
@@ -114,6 +129,8 @@ async def chat_send(request: HttpRequest) -> HttpResponseBase:
 @staff_view(USE_CHAT)
 async def chat_confirm(request: HttpRequest, confirmation_id: UUID) -> HttpResponseBase:
     """Answer a confirmation of the staff member's own turn and resume it."""
+    if not chat_settings().enabled:
+        return await sync_to_async(_disabled)(request, 503)
     form = ConfirmForm(request.POST)
     if not form.is_valid():
         return HttpResponse("Approve or reject.", status=422)

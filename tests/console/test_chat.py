@@ -17,6 +17,12 @@ from tests.console.services import Harness
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+@pytest.fixture(autouse=True)
+def chat_enabled(settings):
+    """Chat turned on, as a project that chats must (`enabled` defaults to False)."""
+    settings.CHATOMON = {"enabled": True}
+
+
 @pytest.fixture
 def harness(monkeypatch):
     harness = Harness(staff=False)
@@ -99,3 +105,39 @@ def test_a_plain_post_to_a_conversation_not_theirs_shows_why_on_a_new_chat(harne
 
 def test_an_empty_message_is_refused(harness, staff_client):
     assert staff_client.post("/console/chat/send/", {"text": ""}).status_code == 422
+
+
+def test_while_chat_is_disabled_staff_see_why_and_how_to_turn_it_on(
+    harness, settings, staff_client, htmx_client
+):
+    """The reference: "enabled | False | Register chat HTTP, SSE, and eligible WebSocket
+    routes at startup". Off means off for staff too, said on the console's own page (200)."""
+    mine = conversation(str(User.objects.get(username="alice").pk))
+    settings.CHATOMON = {"enabled": False}
+    for url in ("/console/chat/", f"/console/chat/{mine.id}/"):
+        page = staff_client.get(url)
+        assert page.status_code == 200
+        text = page.content.decode()
+        assert "Chat is turned off" in text and '"enabled": True' in text
+        assert 'id="cc-composer"' not in text
+    fragment = htmx_client.get("/console/chat/")
+    assert b"<html" not in fragment.content and b'id="cc-chat-disabled"' in fragment.content
+    settings.CHATOMON = {"enabled": True}
+    assert 'id="cc-composer"' in staff_client.get("/console/chat/").content.decode()
+
+
+def test_while_chat_is_disabled_sending_and_confirming_run_nothing(harness, settings, staff_client):
+    staff_client.post("/console/chat/send/", {"text": "Rename 1"})
+    confirmation = PendingConfirmation.objects.get()
+    settings.CHATOMON = {"enabled": False}
+    stream = {"Accept": "text/event-stream"}
+    for headers in ({}, stream):
+        sent = staff_client.post("/console/chat/send/", {"text": "Rename 1"}, headers=headers)
+        assert sent.status_code == 503 and b"Chat is turned off" in sent.content
+        decided = staff_client.post(
+            f"/console/chat/confirm/{confirmation.id}/", {"decision": "approve"}, headers=headers
+        )
+        assert decided.status_code == 503 and b"Chat is turned off" in decided.content
+    assert Conversation.objects.count() == 1 and harness.log == []
+    confirmation.refresh_from_db()
+    assert confirmation.status == "pending"

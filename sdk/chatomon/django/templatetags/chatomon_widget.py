@@ -12,6 +12,10 @@ loader and static files finder find them; a project may override the template. T
 endpoint defaults to the chat routes' base path (the `url` setting); `transport` is
 "websocket" (a turn approved by staff elsewhere continues live) or "sse". The page must
 set Django's CSRF cookie for the SSE transport (`{% csrf_token %}` or `ensure_csrf_cookie`).
+
+While the `enabled` setting is False the tag renders nothing: the chat routes answer 404
+and the socket closes, so a widget would only show a chat that cannot answer. The page
+around it renders as usual.
 """
 
 from __future__ import annotations
@@ -38,12 +42,15 @@ def chatomon_chat_widget(
     transport: Literal["websocket", "sse"] = "websocket",
     title: str = "Chat with the assistant",
 ) -> SafeString:
-    """The widget's stylesheet, element and script as HTML."""
+    """The widget's stylesheet, element and script as HTML; nothing while chat is disabled."""
     if transport not in ("websocket", "sse"):
         raise template.TemplateSyntaxError(
             f"chatomon_chat_widget transport must be 'websocket' or 'sse', got {transport!r}"
         )
-    path = endpoint if endpoint is not None else "/" + chat_settings().url_prefix
+    settings = chat_settings()
+    if not settings.enabled:
+        return SafeString()
+    path = endpoint if endpoint is not None else "/" + settings.url_prefix
     # The template applies force_escape, not autoescaping: string literals written in a
     # template arrive marked safe, and a title or a path is text, never markup.
     html = render_to_string(

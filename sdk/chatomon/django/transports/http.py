@@ -1,11 +1,13 @@
 """`POST chat/`: one turn answered as the JSON envelope `{"events": [...], "answer": "..."}`.
 
-`ChatEndpoint` is what the three chat views share: POST only (Django's 405 otherwise),
-CSRF-protected (Django's 403), then, in this order and before any turn runs: the
-`permission` setting (403 `permission_denied`), the body (413 `request_too_large`, 400
-`bad_message` / `message_too_long` / `bad_event`), the owner (the user, else the session,
-created now so its cookie goes out with the response), and one request counted against the
-rate limit (429 `rate_limited`, with `Retry-After`). Refusals use the endpoint's own format.
+`ChatEndpoint` is what the three chat views share: while the `enabled` setting is False
+(read on every request), Django's 404 for every request, as if the routes were not mounted;
+else POST only (Django's 405 otherwise), CSRF-protected (Django's 403), then, in this order
+and before any turn runs: the `permission` setting (403 `permission_denied`), the body (413
+`request_too_large`, 400 `bad_message` / `message_too_long` / `bad_event`), the owner (the
+user, else the session, created now so its cookie goes out with the response), and one
+request counted against the rate limit (429 `rate_limited`, with `Retry-After`). Refusals
+use the endpoint's own format.
 
 The views are async views: under Django's `ASGIHandler` they run on the server's event
 loop and iterate `ChatService.run_turn` there; under WSGI Django runs each on an event
@@ -19,15 +21,16 @@ with `confirmation_required_transport`. Staff approvals still pause (the envelop
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from functools import wraps
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.core.exceptions import RequestDataTooBig
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.views import View
-from django.views.decorators.csrf import csrf_protect
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 
 from chatomon.chat.store.records import Owner
 from chatomon.django.service import chat_service
@@ -49,7 +52,7 @@ from chatomon.django.transports.requests import (
     too_large,
 )
 
-__all__ = ["ChatEndpoint", "ChatView", "envelope"]
+__all__ = ["ChatEndpoint", "ChatView", "envelope", "while_enabled"]
 
 
 def envelope(events: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -62,6 +65,24 @@ def envelope(events: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     listed = [dict(event) for event in events]
     answer = "".join(e["content"] for e in listed if e.get("type") == "text_chunk")
     return {"events": listed, "answer": answer}
+
+
+def while_enabled(view: Callable[..., Any]) -> Callable[..., Awaitable[HttpResponseBase]]:
+    """`view`, answering Django's 404 while the `enabled` setting is False.
+
+    The reference registers no chat route unless `enabled` is True; here the project
+    mounts the routes itself (the Django convention), so they refuse instead, reading the
+    cached setting on every request (`override_settings` flips it at once).
+    """
+
+    @wraps(view)
+    async def gated(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        if not chat_settings().enabled:
+            raise Http404("chat is disabled")
+        response: HttpResponseBase = await view(request, *args, **kwargs)
+        return response
+
+    return gated
 
 
 def _asgi_scope(request: HttpRequest) -> Mapping[str, Any]:
@@ -91,13 +112,17 @@ class ChatEndpoint(View):
 
     @classmethod
     def as_view(cls, **initkwargs: Any) -> Any:
-        """The view, CSRF-protected and left out of ATOMIC_REQUESTS.
+        """The view: gated by `enabled`, CSRF-protected, left out of ATOMIC_REQUESTS.
 
         A turn waits on a model for seconds, and its records must survive the request
         failing (a client gone mid-turn is recorded as aborted). `csrf_protect` wraps the
-        async view function itself, so Django applies it as an async decorator.
+        async view function itself, so Django applies it as an async decorator. The
+        `enabled` gate comes before the CSRF check (the middleware is told the gate is
+        exempt, and `csrf_protect` checks behind it), so a disabled route is a 404 for
+        every request, as an unmounted one would be.
         """
-        return transaction.non_atomic_requests(csrf_protect(super().as_view(**initkwargs)))
+        protected = csrf_protect(super().as_view(**initkwargs))
+        return transaction.non_atomic_requests(csrf_exempt(while_enabled(protected)))
 
     def parse(self, payload: Mapping[str, Any], settings: ChatSettings) -> Any:
         """The request this endpoint reads from the decoded body, or a BadRequest."""

@@ -4,6 +4,9 @@ Client events (JSON text frames; unknown fields ignored):
 `{"type": "message", "text", "conversation_id"?}` and
 `{"type": "confirm", "confirmation_id", "confirmed", "conversation_id"?}`.
 
+While the `enabled` setting is False a socket closes with 4404 on connect (the reference
+mounts no route then; 4000 + HTTP's 404, as 4403 is for a denial).
+
 On connect: a startup failure (bad settings, a provider that cannot be built) closes with
 1011; the `permission` setting denying closes with 4403. Then, per frame: a frame that is
 not a JSON object, of unknown type, or a malformed confirm gives `bad_event`; the message
@@ -53,10 +56,11 @@ from chatomon.django.transports.requests import (
 )
 from chatomon.django.transports.socket_state import SocketState
 
-__all__ = ["CLOSE_FORBIDDEN", "CLOSE_STARTUP_FAILED", "ChatConsumer"]
+__all__ = ["CLOSE_DISABLED", "CLOSE_FORBIDDEN", "CLOSE_STARTUP_FAILED", "ChatConsumer"]
 
 logger = logging.getLogger(__name__)
 
+CLOSE_DISABLED = 4404
 CLOSE_FORBIDDEN = 4403
 CLOSE_STARTUP_FAILED = 1011
 
@@ -65,12 +69,19 @@ class ChatConsumer(AsyncWebsocketConsumer):
     """One chat socket: one turn at a time, events as JSON text frames."""
 
     async def connect(self) -> None:
-        """Accept, then close at once with 1011 (startup failure) or 4403 (denied)."""
+        """Accept, then close at once with 4404 (chat disabled), 1011 (startup failure) or 4403.
+
+        `enabled` is read from the cached settings on each connect, before the service is
+        built: a disabled chat builds no provider.
+        """
         await self.accept()
         self.state = SocketState()
         self.task: asyncio.Task[None] | None = None
         try:
             self.settings = chat_settings()
+            if not self.settings.enabled:
+                await self.close(code=CLOSE_DISABLED)
+                return
             self.service = chat_service()
             self.user = self.scope.get("user") or AnonymousUser()
             allowed = await database_sync_to_async(self._admit)()
