@@ -10,11 +10,15 @@
 | chatomon.E006   | the provider path names no provider (unknown short name, module or class) |
 | chatomon.E007   | an orbital of the atom setting cannot be imported or built          |
 | chatomon.E008   | the registered managers or mutations are declared wrong             |
+| chatomon.E009   | planned.enabled is True, but planned turns are not available yet    |
 | chatomon.W001   | in-memory channel layer while more than one worker serves chat      |
 | chatomon.W002   | local-memory cache while more than one worker serves chat           |
 
 "More than one worker" is `CHATOMON["workers"]`, else the WEB_CONCURRENCY environment
 variable (read by gunicorn and uvicorn), else 1.
+
+E009 stands until planned turns exist: without it `planned.enabled: True` would be accepted
+and every turn would quietly run the tool loop. It is one function, `_planned_errors`.
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ def check_chat(app_configs: Iterable[AppConfig] | None = None, **_: Any) -> list
         return [_settings_error(error)]
     if not raw.get("enabled"):
         return []
-    messages = _confirmation_errors(raw)
+    messages = _confirmation_errors(raw) + _planned_errors(raw)
     settings = None
     try:
         settings = build_chat_settings(raw)
@@ -90,6 +94,22 @@ def _confirmation_errors(raw: Mapping[str, Any]) -> list[CheckMessage]:
             id="chatomon.E005",
         )
         for key, names in unallowed_confirmations(raw).items()
+    ]
+
+
+def _planned_errors(raw: Mapping[str, Any]) -> list[CheckMessage]:
+    # Until planned turns exist (the next issue; then delete this function and its call).
+    planned = raw.get("planned")
+    if not (isinstance(planned, Mapping) and planned.get("enabled") is True):
+        return []  # off, or not a mapping / not a bool: validation reports that (E002)
+    return [
+        Error(
+            "planned.enabled is True, but this version of chatomon has no planned turns: "
+            "every turn would run the tool loop instead",
+            hint="Remove 'enabled' from CHATOMON['planned'] (or set it to False): the tool "
+            "loop answers, as the reference does while planned.enabled is False.",
+            id="chatomon.E009",
+        )
     ]
 
 

@@ -174,7 +174,9 @@ class PlannedSettings:
     """The `planned` section: opt-in planned read orchestration.
 
     Whether the roles name known profiles of one trust group is checked with the
-    profiles, by `ChatSettings`.
+    profiles, by `ChatSettings`. Planned turns are not built yet: `enabled: True` is
+    accepted here and refused by the system checks (chatomon.E009), so that it is never
+    mistaken for a running planner.
     """
 
     enabled: StrictBool = Field(default=False, description="True or False")
