@@ -281,3 +281,64 @@ async def test_a_store_failure_while_claiming_is_a_generic_chat_error() -> None:
     chat = service(BrokenStore("get_confirmation"), ScriptedProvider([]))
     events = await collect(chat.resolve_confirmation(USER, str(uuid4()), True))
     assert [(e["type"], e["code"]) for e in events] == [("error", "chat_error")]
+
+
+class Budget:
+    """A TurnBudget exhausted (for `wait` seconds) once `allowed` usages were recorded."""
+
+    def __init__(self, allowed: int, wait: float = 7.2) -> None:
+        self.allowed, self.wait = allowed, wait
+        self.recorded: list[TokenUsage] = []
+
+    async def check(self) -> float | None:
+        return None if len(self.recorded) < self.allowed else self.wait
+
+    async def record(self, usage: TokenUsage) -> None:
+        self.recorded.append(usage)
+
+
+async def two_turns(chat: Any) -> str:
+    """Two answered turns of one conversation; its id."""
+    conversation = None
+    for n in range(2):
+        done = (await collect(chat.run_turn(USER, f"question {n}", conversation)))[-1]
+        conversation = done["conversation_id"]
+    assert conversation is not None
+    return str(conversation)
+
+
+async def test_a_turns_summary_spends_the_askers_budget(store: ConversationStore) -> None:
+    """The reference: "Once a token budget is exhausted, GeneralManager records the completed
+    provider usage and rejects the next tool, confirmation write, summary, or provider round."
+
+    The summary written for the turn is provider usage: the asker's budget records it
+    beside the turn's round.
+    """
+    summary = TokenUsage(input_tokens=40, output_tokens=9)
+    answer = TokenUsage(input_tokens=25, output_tokens=4)
+    provider = ScriptedProvider(
+        [["answer 0"], ["answer 1"], ["The summary.", summary], ["answer 2", answer]]
+    )
+    chat = service(store, provider, max_recent_messages=2, summarize_after=2)
+    conversation = await two_turns(chat)
+    budget = Budget(allowed=5)
+    events = await collect(chat.run_turn(USER, "question 2", conversation, budget=budget))
+    assert events[-1]["type"] == "done"
+    assert budget.recorded == [summary, answer]
+
+
+async def test_an_exhausted_budget_rejects_the_turns_summary(store: ConversationStore) -> None:
+    """The reference: an exhausted token budget rejects the next "summary": no provider
+    request is made for it, and the client gets rate_limited with retry_after_seconds."""
+    provider = ScriptedProvider([["answer 0"], ["answer 1"]])
+    chat = service(store, provider, max_recent_messages=2, summarize_after=2)
+    conversation = await two_turns(chat)
+    events = await collect(
+        chat.run_turn(USER, "question 2", conversation, budget=Budget(allowed=0))
+    )
+    assert [(e["type"], e["code"], e["retry_after_seconds"]) for e in events] == [
+        ("error", "rate_limited", 8)
+    ]
+    assert len(provider.requests) == 2, "neither the summary nor a round was requested"
+    turn = await store.get_turn(events[0]["turn_id"])
+    assert turn is not None and turn.status == "aborted"

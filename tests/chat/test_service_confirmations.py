@@ -458,3 +458,21 @@ async def test_expiry_uses_the_staff_timeout_for_staff_approvals(
     assert confirmation is not None
     lifetime = confirmation.expires_at - confirmation.created_at
     assert timedelta(seconds=3590) < lifetime <= timedelta(seconds=3600)
+
+
+async def test_an_exhausted_budget_rejects_the_resumed_confirmed_write(
+    store: ConversationStore,
+) -> None:
+    """The reference: "Once a token budget is exhausted, GeneralManager records the completed
+    provider usage and rejects the next tool, confirmation write, summary, or provider round."
+
+    The approval is claimed, but the write it approves is not executed.
+    """
+    log: list[dict[str, Any]] = []
+    chat = service(store, rename_script(), log=log, settings=confirm_settings())
+    pending = await suspended_turn(chat)
+    spent = Budget(allowed=0, wait=3.5)
+    events = await collect(chat.resolve_confirmation(USER, pending["id"], True, budget=spent))
+    assert [e["type"] for e in events] == ["confirmation_resolved", "error"]
+    assert (events[-1]["code"], events[-1]["retry_after_seconds"]) == ("rate_limited", 4)
+    assert log == []

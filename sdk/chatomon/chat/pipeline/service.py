@@ -124,7 +124,8 @@ class ChatService:
         limits: The tool loop's per-message limits.
         system_prompt: Project instructions added to the built-in system prompt.
         max_recent_messages: Stored items kept verbatim in the context.
-        summarize_after: Older items beyond which the rest is summarized.
+        summarize_after: The stored item count beyond which the items older than the
+            recent ones are summarized.
         confirm_timeout_seconds: How long a client confirmation stays open.
         staff_approval_timeout_seconds: How long a staff approval stays open.
         listeners: Receive an `Activity` for every observable step of every turn.
@@ -189,7 +190,8 @@ class ChatService:
             text: The user message.
             conversation_id: The conversation to continue; None starts a new one.
             owner: The conversation owner; default `Owner.user(actor.id)`.
-            budget: The asker's rate-limit budget, checked before every provider round.
+            budget: The asker's rate-limit budget, checked before every provider round,
+                round of tool calls, confirmed write and summary, and told their usage.
             can_confirm: False for a transport that cannot ask the user (plain HTTP): a
                 client confirmation ends the turn with `confirmation_required_transport`;
                 staff approvals still suspend it.
@@ -212,7 +214,7 @@ class ChatService:
         start = opened.messages[-1].position + 1 if opened.messages else 0
         run = TurnRun(who, conversation.id, opened.turn.id, actor, text, position=start)
         try:
-            native = await self._history(who, conversation, opened.messages)
+            native = await self._history(who, conversation, opened.messages, budget)
             await self.driver.tell(run, "message_received", text=text)
         except Exception as error:  # noqa: BLE001 - failed() logs it; the client gets chat_error
             yield await self.driver.emit(run, await self.driver.failed(run, None, error))
@@ -264,7 +266,8 @@ class ChatService:
             decided_by: The staff member's label for a staff approval.
             owner: The client's conversation owner; default `Owner.user(actor.id)`.
             reason: Why (a rejection's reason), stored with the decision.
-            budget: The decider's rate-limit budget for the resumed provider rounds.
+            budget: The decider's rate-limit budget for the resumed turn's confirmed write
+                and provider rounds.
         """
         try:
             key = (
@@ -407,16 +410,22 @@ class ChatService:
             raise
 
     async def _history(
-        self, owner: Owner, conversation: Conversation, stored: list[StoredMessage]
+        self,
+        owner: Owner,
+        conversation: Conversation,
+        stored: list[StoredMessage],
+        budget: TurnBudget | None,
     ) -> list[Any]:
         if not stored:
             return []
+        # A summary spends the asker's budget: refused once it is exhausted, its usage recorded.
         built = await build_context(
             stored,
             provider=self.provider,
             summary=conversation.summary,
             max_recent_messages=self.max_recent_messages,
             summarize_after=self.summarize_after,
+            budget=budget,
         )
         if built.summary_changed and built.summary is not None:
             await self.store.save_summary(owner, conversation.id, built.summary)
