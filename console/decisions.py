@@ -2,7 +2,9 @@
 
 `ChatService.resolve_confirmation` claims the confirmation in one conditional update: one
 decider wins and runs the resumed turn (whose events also reach the conversation's
-channel group); everyone else gets ``confirmation_unavailable`` and the row as it now is.
+channel group), its first event ``confirmation_resolved``; everyone else gets
+``confirmation_unavailable`` (``bad_event`` for a confirmation that is not a staff
+approval) and the row as it now is.
 Open consoles hear of the decision from the service's `approval_activity_listener`.
 """
 
@@ -36,9 +38,8 @@ async def decide(
         user, str(confirmation_id), approve, decided_by=user.get_username(), reason=reason or None
     )
     events = [event async for event in stream]
-    won = bool(events) and not (
-        events[0].get("type") == "error" and events[0].get("code") == "confirmation_unavailable"
-    )
+    # Only a winning claim starts with confirmation_resolved; any refusal is an error.
+    won = bool(events) and events[0].get("type") == "confirmation_resolved"
     stored = await PendingConfirmation.objects.select_related("conversation").aget(
         pk=confirmation_id
     )

@@ -21,6 +21,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from chatomon.chat.public_errors import PLANNED_PUBLIC_MESSAGES
 from chatomon.django.service import chat_service, owner_for
 from chatomon.django.settings import chat_settings
 from chatomon.django.transports.confirm import wants_event_stream
@@ -42,6 +43,9 @@ ERRORS = {
     "rate_limited": "Too many messages right now: try again in a moment.",
     "conversation_not_found": "That conversation does not exist or is not yours.",
     "confirmation_unavailable": "That confirmation was already decided or has expired.",
+    "bad_event": "That confirmation does not exist or is not yours to decide.",
+    # A failed turn's stable reasons show their public messages.
+    **{code: PLANNED_PUBLIC_MESSAGES[code] for code in ("provider_failed", "deadline_exceeded")},
 }
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from chatomon import orbitals as _orbitals
 from chatomon.atom import Atom, ChatResult, TurnSink
+from chatomon.chat.public_errors import PublicChatError, planned_public_error, public_chat_error
 from chatomon.errors import (
     ChatomonError,
     ConfigurationError,
@@ -110,6 +111,7 @@ __all__ = [
     "PIIGuard",
     "ParallelGroup",
     "PromptInjectionGuard",
+    "PublicChatError",
     "RegexGuard",
     "Side",
     "StepTiming",
@@ -129,6 +131,8 @@ __all__ = [
     "__version__",
     "orbital",
     "parallel",
+    "planned_public_error",
+    "public_chat_error",
 ]
 
 

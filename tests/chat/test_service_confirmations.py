@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import pytest
 
@@ -69,6 +69,8 @@ async def test_a_client_decision_resumes_the_suspended_turn(
     assert turn is not None and turn.status == "completed"
     stored = await store.messages(Owner.user(7), UUID(pending["conversation_id"]))
     assert [m.item.kind for m in stored] == ["user", "tool_calls", "tool_result", "assistant"]
+    # Reference: "confirmation_unavailable | WebSocket | Durable confirmation state was
+    # already claimed, resolved, or expired."
     again = await collect(chat.resolve_confirmation(USER, pending["id"], True))
     assert [e["code"] for e in again] == ["confirmation_unavailable"]
     assert len(log) == (1 if confirmed else 0)
@@ -195,6 +197,7 @@ async def test_deciding_an_expired_confirmation_is_refused_and_resolves_it(
     pending = await suspended_turn(chat)
     await asyncio.sleep(0.1)
     late = await collect(chat.resolve_confirmation(USER, pending["id"], True))
+    # A known id, expired: "confirmation_unavailable" (the reference's "... or expired").
     assert [e["code"] for e in late] == ["confirmation_unavailable"]
     assert published[-1]["type"] == "done"  # the first touch resumed it as timed out
     turn = await store.get_turn(pending["turn_id"])
@@ -245,8 +248,9 @@ async def test_a_staff_approval_is_decided_by_staff_for_the_asking_user(
     )
     pending = await suspended_turn(chat)
     assert pending["approver"] == "staff"
+    # Not the user's to decide: an invalid id for them, however often they retry.
     refused = await collect(chat.resolve_confirmation(USER, pending["id"], True))
-    assert [e["code"] for e in refused] == ["confirmation_unavailable"]
+    assert [e["code"] for e in refused] == ["bad_event"]
     events = await collect(
         chat.resolve_confirmation(STAFF, pending["id"], True, decided_by="staff:admin")
     )
@@ -269,12 +273,16 @@ async def test_a_rejection_keeps_its_reason(store: ConversationStore) -> None:
     assert confirmation is not None and confirmation.reason == "Wrong material"
 
 
-async def test_another_owner_cannot_decide(store: ConversationStore) -> None:
+async def test_another_owners_confirmation_id_is_a_bad_event(store: ConversationStore) -> None:
+    # Reference (error codes): "bad_event | Confirmation HTTP, WebSocket | The event shape,
+    # confirmation payload, or confirmation ID is invalid." A foreign id reads as unknown.
     log: list[dict[str, Any]] = []
     chat = service(store, rename_script(), log=log, settings=confirm_settings())
     pending = await suspended_turn(chat)
     foreign = await collect(chat.resolve_confirmation(OTHER, pending["id"], True))
-    assert [e["code"] for e in foreign] == ["confirmation_unavailable"] and log == []
+    unknown = await collect(chat.resolve_confirmation(OTHER, str(uuid4()), True))
+    assert [e["code"] for e in foreign] == ["bad_event"] and log == []
+    assert foreign == unknown  # the same event: nothing tells that the id exists
     events = await collect(chat.resolve_confirmation(USER, pending["id"], True))
     assert events[-1]["type"] == "done" and log == [IRON]
 
@@ -298,6 +306,33 @@ async def test_a_malformed_confirmation_id_is_a_bad_event(store: ConversationSto
     chat = service(store, rename_script(), settings=confirm_settings())
     events = await collect(chat.resolve_confirmation(USER, "call-1", True))
     assert [(e["type"], e["code"]) for e in events] == [("error", "bad_event")]
+
+
+@pytest.mark.parametrize("decider", ["client", "staff"])
+async def test_an_unknown_confirmation_id_is_a_bad_event(
+    store: ConversationStore, decider: str
+) -> None:
+    # Reference: bad_event when "the confirmation ID is invalid"; confirmation_unavailable
+    # only when "durable confirmation state was already claimed, resolved, or expired".
+    chat = service(store, rename_script(), settings=confirm_settings())
+    await suspended_turn(chat)
+    decided_by = "staff:admin" if decider == "staff" else None
+    actor = STAFF if decider == "staff" else USER
+    events = await collect(chat.resolve_confirmation(actor, uuid4(), True, decided_by))
+    assert [(e["type"], e["code"]) for e in events] == [("error", "bad_event")]
+    assert events[0]["message"] == "This is not a confirmation you can decide."
+
+
+async def test_staff_cannot_decide_a_client_confirmation(store: ConversationStore) -> None:
+    log: list[dict[str, Any]] = []
+    chat = service(store, rename_script(), log=log, settings=confirm_settings())
+    pending = await suspended_turn(chat)
+    events = await collect(
+        chat.resolve_confirmation(STAFF, pending["id"], True, decided_by="staff:admin")
+    )
+    assert [e["code"] for e in events] == ["bad_event"] and log == []
+    confirmation = await store.get_confirmation(UUID(pending["id"]))
+    assert confirmation is not None and confirmation.status == "pending"
 
 
 async def test_two_concurrent_claimers_run_the_mutation_once(store: ConversationStore) -> None:

@@ -74,6 +74,8 @@ async def test_rejecting_resumes_the_turn_without_the_mutation():
 
 
 async def test_a_confirmation_is_claimed_once():
+    # Reference: "confirmation_unavailable | ... | Durable confirmation state was already
+    # claimed, resolved, or expired."
     client = await logged_in()
     waiting = await pending(client)
     await confirm(client, {"confirmation_id": waiting["id"], "confirmed": True})
@@ -84,18 +86,23 @@ async def test_a_confirmation_is_claimed_once():
     assert await Part.objects.filter(name="Bolt").acount() == 1
 
 
-async def test_another_actors_or_an_unknown_confirmation_is_unavailable():
+async def test_another_actors_or_an_unknown_confirmation_is_a_bad_event():
+    # Reference: "bad_event | Confirmation HTTP, WebSocket | The event shape, confirmation
+    # payload, or confirmation ID is invalid." Foreign and unknown ids answer alike.
     waiting = await pending(await logged_in())
     mallory = await logged_in("mallory")
+    answers = []
     for confirmation_id in (waiting["id"], str(uuid4())):
-        body = (
-            await confirm(mallory, {"confirmation_id": confirmation_id, "confirmed": True})
-        ).json()
-        assert body["events"][0]["code"] == "confirmation_unavailable"
+        response = await confirm(mallory, {"confirmation_id": confirmation_id, "confirmed": True})
+        assert response.status_code == 200
+        (event,) = response.json()["events"]
+        assert (event["type"], event["code"]) == ("error", "bad_event")
+        answers.append(event)
+    assert answers[0] == answers[1]
     anonymous = (
         await confirm(AsyncClient(), {"confirmation_id": waiting["id"], "confirmed": True})
     ).json()
-    assert anonymous["events"][0]["code"] == "confirmation_unavailable"
+    assert anonymous["events"][0]["code"] == "bad_event"
     status = (await PendingConfirmation.objects.aget(pk=waiting["id"])).status
     assert status == "pending"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from typing import Any
+from uuid import uuid4
 
 import pytest
 from channels.testing.websocket import WebsocketCommunicator
@@ -132,6 +133,8 @@ async def test_a_client_confirmation_blocks_messages_until_it_is_resolved_once()
     assert types(resumed) == ["confirmation_resolved", "tool_result", "text_chunk", "done"]
     assert await socket.receive_nothing(0.3)  # the group's copy of our own turn is dropped
     assert await Part.objects.filter(name="Bolt").acount() == 1
+    # Reference: confirmation_unavailable when the state "was already claimed, resolved,
+    # or expired".
     await send(socket, {"type": "confirm", "confirmation_id": waiting["id"], "confirmed": True})
     assert json.loads(await socket.receive_from())["code"] == "confirmation_unavailable"
     await send(socket, {"type": "message", "text": "after"})
@@ -139,14 +142,24 @@ async def test_a_client_confirmation_blocks_messages_until_it_is_resolved_once()
     await socket.disconnect()
 
 
-async def test_another_users_confirmation_is_unavailable():
+async def test_another_users_or_an_unknown_confirmation_is_a_bad_event():
+    # Reference: "bad_event | Confirmation HTTP, WebSocket | The event shape, confirmation
+    # payload, or confirmation ID is invalid."
     owner = await open_socket("alice")
     await send(owner, {"type": "message", "text": CREATE})
     waiting = (await until_terminal(owner))[-1]
     thief = await open_socket("mallory")
-    await send(thief, {"type": "confirm", "confirmation_id": waiting["id"], "confirmed": True})
-    assert json.loads(await thief.receive_from())["code"] == "confirmation_unavailable"
+    answers = []
+    for confirmation_id in (waiting["id"], str(uuid4())):
+        await send(
+            thief, {"type": "confirm", "confirmation_id": confirmation_id, "confirmed": True}
+        )
+        answers.append(json.loads(await thief.receive_from()))
+    assert [(e["type"], e["code"]) for e in answers] == [("error", "bad_event")] * 2
+    assert answers[0] == answers[1]  # a foreign id reads as an unknown one
     assert not await Part.objects.filter(name="Bolt").aexists()
+    await send(thief, {"type": "message", "text": "mine"})  # the socket is not blocked
+    assert (await until_terminal(thief))[-1]["type"] == "done"
     await owner.disconnect()
     await thief.disconnect()
 

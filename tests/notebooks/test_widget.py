@@ -254,7 +254,8 @@ async def test_an_error_event_shows_and_the_next_message_can_be_sent() -> None:
     await widget.wait()
     assert widget.status == "error" and widget.error
     assert widget.messages[-1]["role"] == "error"
-    assert widget.messages[-1]["code"] == "chat_error"
+    # Reference: provider failures keep their stable reason ("provider_failed").
+    assert widget.messages[-1]["code"] == "provider_failed"
     assert "error" in widget._status_panel.value
     widget.send("again")
     await widget.wait()

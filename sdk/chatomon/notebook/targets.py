@@ -19,7 +19,12 @@ import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from chatomon.chat.pipeline.wire import UNAVAILABLE_MESSAGE, error_event
+from chatomon.chat.pipeline.wire import (
+    INVALID_CONFIRMATION_MESSAGE,
+    UNAVAILABLE_MESSAGE,
+    error_event,
+)
+from chatomon.chat.public_errors import GENERIC_ERROR_CODE, public_chat_error
 from chatomon.errors import ToolLoopError, TurnError
 from chatomon.events import TurnDone
 from chatomon.schemas import Message, TurnReport
@@ -52,7 +57,10 @@ def _failure(error: TurnError) -> Event:
     if isinstance(cause, ToolLoopError):
         code, message = cause.code, cause.public_message
     else:
-        code, message = "chat_error", str(error)
+        # The public code, as a ChatService turn would end; the message keeps the detail
+        # (the notebook's user is the developer of the atom, not an end user).
+        code = GENERIC_ERROR_CODE if cause is None else public_chat_error(cause).code
+        message = str(error)
         if cause is not None:
             message += f": {cause}"
     return {"type": "error", "code": code, "message": message, "report": error.report}
@@ -65,6 +73,7 @@ class AtomSession:
         self.atom = atom
         self.history: tuple[Message, ...] = ()
         self._decisions: dict[str, asyncio.Future[bool]] = {}
+        self._closed: set[str] = set()  # asked here, then decided or dropped
 
     async def turn(self, text: str) -> AsyncGenerator[Event, None]:
         """Run a turn; the history advances when it answers."""
@@ -89,14 +98,21 @@ class AtomSession:
             return await decision
         finally:
             self._decisions.pop(pending.id, None)
+            self._closed.add(pending.id)
 
     async def decide(
         self, confirmation: Mapping[str, Any], approved: bool
     ) -> AsyncGenerator[Event, None]:
         """Answer the waiting confirmer; the turn goes on in its own stream."""
-        decision = self._decisions.get(str(confirmation.get("id")))
+        key = str(confirmation.get("id"))
+        decision = self._decisions.get(key)
         if decision is None or decision.done():
-            yield error_event("confirmation_unavailable", UNAVAILABLE_MESSAGE)
+            # As ChatService answers: a confirmation asked here and already decided (or
+            # dropped) is unavailable; an id never asked here is invalid.
+            known = key in self._closed or decision is not None
+            code = "confirmation_unavailable" if known else "bad_event"
+            message = UNAVAILABLE_MESSAGE if known else INVALID_CONFIRMATION_MESSAGE
+            yield error_event(code, message)
             return
         decision.set_result(approved)
         status = "approved" if approved else "rejected"
@@ -106,6 +122,7 @@ class AtomSession:
         """Drop the confirmations a stopped turn waited for (their waiters are cancelled)."""
         for decision in self._decisions.values():
             decision.cancel()
+        self._closed.update(self._decisions)
         self._decisions.clear()
 
 

@@ -19,12 +19,13 @@ from chatomon.chat.events import ConfirmMutation, ToolCallStarted, ToolResult
 from chatomon.chat.pipeline.activity import Activity, ActivityKind, ActivityListener, deliver
 from chatomon.chat.pipeline.run import TurnRun
 from chatomon.chat.pipeline.wire import (
-    GENERIC_ERROR_MESSAGE,
     confirmation_event,
     done_event,
     error_event,
+    public_error_event,
     streamed_event,
 )
+from chatomon.chat.public_errors import GENERIC_PUBLIC_ERROR, public_chat_error
 from chatomon.chat.store.protocol import ConversationStore
 from chatomon.chat.store.records import Approver, TurnStatus
 from chatomon.errors import NucleusError, ToolLoopError
@@ -189,7 +190,11 @@ class TurnDriver:
     async def failed(
         self, run: TurnRun, report: TurnReport | None, cause: BaseException | None
     ) -> dict[str, Any]:
-        """End `run` as aborted: its error event (a ToolLoopError's code, else chat_error)."""
+        """End `run` as aborted: its error event, never with the exception's text.
+
+        A ToolLoopError's code; else `public_chat_error(cause)`: a provider failure's
+        stable reason (`provider_failed`, `deadline_exceeded`), or `chat_error`.
+        """
         await self._finish(run, "aborted", report)
         if isinstance(cause, ToolLoopError):
             extra = {}
@@ -199,7 +204,8 @@ class TurnDriver:
         else:
             if cause is not None:
                 logger.error("chat turn %s aborted", run.turn_id, exc_info=cause)
-            event = error_event("chat_error", GENERIC_ERROR_MESSAGE)
+            public = GENERIC_PUBLIC_ERROR if cause is None else public_chat_error(cause)
+            event = public_error_event(public)
         await self.tell(run, "error", code=event["code"], message=event["message"], exception=cause)
         return event
 

@@ -14,8 +14,9 @@ Events are plain JSON-ready dicts, each carrying `conversation_id` and `turn_id`
 `resolve_confirmation`, `confirmation_resolved`. Error codes: a `ToolLoopError`'s code
 (`rate_limited` among them), `chat_error` (any other failure; the exception never reaches
 the client, it goes to the listeners and the logs), `conversation_not_found` (unknown or
-another owner's conversation id), `bad_event` (not a confirmation id) and
-`confirmation_unavailable` (unknown, foreign, already decided or expired confirmation).
+another owner's conversation id), `bad_event` (a confirmation id that is malformed,
+unknown, another owner's, or not the decider's to decide) and `confirmation_unavailable`
+(a known confirmation already decided or expired).
 
 The tool loop gets the stored conversation natively (tool call groups with their
 results); the orbitals read it as text. A turn aborted before it suspended stores no
@@ -56,6 +57,7 @@ from chatomon.chat.pipeline.driver import EventPublisher, TurnDriver
 from chatomon.chat.pipeline.run import TurnItems, TurnRun
 from chatomon.chat.pipeline.wire import (
     GENERIC_ERROR_MESSAGE,
+    INVALID_CONFIRMATION_MESSAGE,
     UNAVAILABLE_MESSAGE,
     error_event,
     resolved_event,
@@ -253,9 +255,11 @@ class ChatService:
 
         A client decision (no `decided_by`) is scoped to the actor's conversations and
         only decides `approver="client"` confirmations; a staff decision passes
-        `decided_by` and decides only `approver="staff"` ones. Exactly one claim wins;
-        every other gets `confirmation_unavailable` (`bad_event` for an id that is not a
-        confirmation id). The winner gets `confirmation_resolved`, then the resumed turn:
+        `decided_by` and decides only `approver="staff"` ones. An id that is malformed,
+        unknown, another owner's or not this decider's kind gets `bad_event` (the seed's
+        "confirmation ID is invalid"). Exactly one claim of a known confirmation wins;
+        every other gets `confirmation_unavailable` (already decided, or expired). The
+        winner gets `confirmation_resolved`, then the resumed turn:
         the mutation's `tool_result` (executed, or rejected), the answer, and `done` —
         or `error`, or another `confirm_mutation`. Works in any process sharing the store.
 
@@ -274,7 +278,7 @@ class ChatService:
                 confirmation_id if isinstance(confirmation_id, UUID) else UUID(str(confirmation_id))
             )
         except ValueError:
-            yield error_event("bad_event", "This is not a confirmation id.")
+            yield error_event("bad_event", INVALID_CONFIRMATION_MESSAGE)
             return
         staff = decided_by is not None
         scope = None if staff else owner_of(actor, owner)
@@ -284,8 +288,8 @@ class ChatService:
             logger.exception("claiming confirmation %s failed", key)
             yield error_event("chat_error", GENERIC_ERROR_MESSAGE)
             return
-        if claimed is None:
-            yield error_event("confirmation_unavailable", UNAVAILABLE_MESSAGE)
+        if not isinstance(claimed, PendingConfirmation):
+            yield claimed  # the refusal: bad_event or confirmation_unavailable
             return
         resumer = None if staff else actor
         async with contextlib.aclosing(self._resume(claimed, resumer, budget)) as events:
@@ -438,23 +442,27 @@ class ChatService:
         decided_by: str | None,
         scope: Owner | None,
         reason: str | None,
-    ) -> PendingConfirmation | None:
+    ) -> PendingConfirmation | dict[str, Any]:
+        """The claimed confirmation, or the error event refusing the claim."""
         found = await self.store.get_confirmation(key, owner=scope)
         if found is None or found.approver != ("client" if scope is not None else "staff"):
-            return None
+            # Unknown and foreign ids read alike, so an id reveals nothing of others.
+            return error_event("bad_event", INVALID_CONFIRMATION_MESSAGE)
+        unavailable = error_event("confirmation_unavailable", UNAVAILABLE_MESSAGE)
         if found.status == "expired":
             await self._expire(key)  # the first touch resolves it (and only it) as timed out
-            return None
+            return unavailable
         if scope is not None:
             decided_by = f"{scope.kind}:{scope.key}"
         assert decided_by is not None
-        return await self.store.claim(
+        claimed = await self.store.claim(
             key,
             decision="approved" if confirmed else "rejected",
             decided_by=decided_by,
             reason=reason,
             owner=scope,
         )
+        return unavailable if claimed is None else claimed  # None: decided by someone else
 
 
 async def _simple_actor(owner: Owner) -> SimpleActor:

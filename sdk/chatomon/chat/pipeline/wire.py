@@ -12,6 +12,7 @@ widget, evals) sends these dicts and invents none of its own:
 | `confirmation_resolved` | the decided `PendingConfirmation` (`resolved_event`)   |
 | `done`                  | the engine's `TurnDone` (`done_event`)                 |
 | `error`                 | a stable code and a public message (`error_event`)     |
+|                         | or a failed turn's `PublicChatError` (`public_error_event`) |
 
 The pipeline adds `conversation_id` and `turn_id` to each event of a turn.
 """
@@ -21,23 +22,30 @@ from __future__ import annotations
 from typing import Any
 
 from chatomon.chat.events import ToolCallStarted, ToolResult
+from chatomon.chat.public_errors import GENERIC_ERROR_MESSAGE, PublicChatError
 from chatomon.chat.store.records import PendingConfirmation
 from chatomon.events import TextChunk, TurnDone
 
 __all__ = [
     "GENERIC_ERROR_MESSAGE",
+    "INVALID_CONFIRMATION_MESSAGE",
     "TERMINAL_TYPES",
     "UNAVAILABLE_MESSAGE",
     "confirmation_event",
     "done_event",
     "error_event",
+    "public_error_event",
     "resolved_event",
     "streamed_event",
 ]
 
-GENERIC_ERROR_MESSAGE = "Something went wrong. Please try again."
 UNAVAILABLE_MESSAGE = "This confirmation is no longer available."
-"""The message of `confirmation_unavailable`: unknown, foreign, decided or expired."""
+"""The message of `confirmation_unavailable`: a known confirmation already decided or expired."""
+INVALID_CONFIRMATION_MESSAGE = "This is not a confirmation you can decide."
+"""The message of `bad_event` for a confirmation id that is malformed, unknown or foreign.
+
+One message for all three, so that an id tells nobody whether it exists for someone else.
+"""
 TERMINAL_TYPES = frozenset({"done", "error", "confirm_mutation"})
 """The event types that end a turn's stream (a confirm_mutation suspends the turn)."""
 
@@ -57,6 +65,18 @@ def streamed_event(event: object) -> dict[str, Any] | None:
 def error_event(code: str, message: str, **fields: Any) -> dict[str, Any]:
     """An `error` event: a stable code and a message safe to show."""
     return {"type": "error", "code": code, "message": message, **fields}
+
+
+def public_error_event(error: PublicChatError, **fields: Any) -> dict[str, Any]:
+    """The `error` event of a failed turn; `reason` is added when chatomon refines `code`.
+
+    Examples:
+        >>> public_error_event(PublicChatError("provider_failed", "m", "provider_auth"))
+        {'type': 'error', 'code': 'provider_failed', 'message': 'm', 'reason': 'provider_auth'}
+    """
+    if error.reason is not None:
+        fields = {"reason": error.reason, **fields}
+    return error_event(error.code, error.message, **fields)
 
 
 def done_event(done: TurnDone, conversation_id: str) -> dict[str, Any]:

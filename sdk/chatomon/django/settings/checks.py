@@ -23,7 +23,8 @@ and every turn would quietly run the tool loop. It is one function, `_planned_er
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import inspect
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from django.apps import AppConfig
@@ -64,6 +65,7 @@ def check_chat(app_configs: Iterable[AppConfig] | None = None, **_: Any) -> list
             messages.append(_settings_error(error))
     messages += _provider_errors(raw.get("provider"), raw.get("provider_config"))
     if settings is not None:
+        messages += _permission_errors(settings.permission)
         messages += _registry_errors(settings)
         messages += _deployment_warnings(settings)
     return messages
@@ -109,6 +111,41 @@ def _planned_errors(raw: Mapping[str, Any]) -> list[CheckMessage]:
             hint="Remove 'enabled' from CHATOMON['planned'] (or set it to False): the tool "
             "loop answers, as the reference does while planned.enabled is False.",
             id="chatomon.E009",
+        )
+    ]
+
+
+def _permission_errors(check: Callable[..., Any] | None) -> list[CheckMessage]:
+    """E002 for a `permission` callable that cannot answer True or False for (user, scope).
+
+    The reference denies on False only, so a check answering None would let everyone in
+    or, read as falsy, deny silently: a mistake to report now. Startup has no user to
+    call it with, so it reads the signature: the callable must take (user, scope) and
+    must not be declared to return None.
+    """
+    if check is None:
+        return []
+    try:
+        signature = inspect.signature(check)
+    except (TypeError, ValueError):
+        return []  # no readable signature (a builtin): nothing to tell before a request
+    try:
+        signature.bind(None, None)
+    except TypeError:
+        problem = "it cannot be called with the two arguments (user, scope)"
+    else:
+        if signature.return_annotation not in (None, type(None), "None"):
+            return []
+        problem = "it is declared to return None; return True to allow, False to deny"
+    name = getattr(check, "__qualname__", type(check).__qualname__)
+    label = f"{getattr(check, '__module__', None) or '?'}.{name}"
+    error = ChatConfigurationError.invalid_permission(label, problem)
+    return [
+        Error(
+            f"chat settings are invalid: {error}",
+            hint="Point CHATOMON['permission'] at a callable def allow(user, scope) -> bool "
+            "that returns False to deny, True to allow.",
+            id="chatomon.E002",
         )
     ]
 

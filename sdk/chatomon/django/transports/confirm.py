@@ -2,8 +2,10 @@
 
 Body: `{"confirmation_id": "<the confirm_mutation event's id>", "confirmed": true|false,
 "conversation_id"?}`. The claim is atomic and scoped to the asking user (or anonymous
-session): a confirmation of someone else, an unknown, decided or expired one all give
-`confirmation_unavailable`; a malformed body or id gives `bad_event`.
+session). As the seed's codes say: a malformed body gives `bad_event` (HTTP 400); an id
+that is malformed, unknown or someone else's gives `bad_event` too ("the confirmation ID is
+invalid"; in the envelope, HTTP 200); a known one already decided or expired gives
+`confirmation_unavailable` (HTTP 200). Both answers come from `ChatService`.
 
 The winner's answer is `confirmation_resolved` followed by the resumed turn's events (the
 mutation's tool_result, the reply, done; or another confirm_mutation). As the seed says, the

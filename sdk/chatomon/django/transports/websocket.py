@@ -13,7 +13,9 @@ not a JSON object, of unknown type, or a malformed confirm gives `bad_event`; th
 checks of `chatomon.django.transports.requests` apply; a message while a turn streams gives
 `turn_in_progress`, while this socket's client confirmation is open `confirmation_pending`
 (a staff approval does not block: the user cannot decide it); a confirm while a turn streams
-`turn_in_progress`; every message and confirm counts against the rate limit.
+`turn_in_progress`; a confirm of an unknown or another owner's id `bad_event`, of one
+already decided or expired `confirmation_unavailable` (both from `ChatService`); every
+message and confirm counts against the rate limit.
 
 One turn runs at a time, in a task of its own; a disconnect cancels it and the service
 records it as aborted. The socket joins the channel-layer group of every conversation its
