@@ -180,7 +180,7 @@ settings.configure(
     TEMPLATES=[{"BACKEND": "django.template.backends.django.DjangoTemplates", "APP_DIRS": True}],
     STATIC_URL="/static/",
     USE_TZ=True,
-    CHATOMON={"enabled": False},
+    CHATOMON={"enabled": True},
 )
 django.setup()
 import chatomon.django

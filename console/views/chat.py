@@ -117,6 +117,7 @@ async def chat_send(request: HttpRequest) -> HttpResponseBase:
         form.cleaned_data["text"],
         str(conversation_id) if conversation_id else None,
         owner=owner_for(user, None),
+        new_conversation=not conversation_id,  # the console's "New chat" is explicit
     )
     if wants_event_stream(request):
         return event_stream_response(events)

@@ -73,6 +73,19 @@ def test_a_new_conversation_opens_in_two_inserts_with_the_model_defaults() -> No
     )
 
 
+def test_continuing_the_latest_conversation_costs_one_read_more_only_when_there_is_none() -> None:
+    _, sql = statements(lambda: turns.open_turn(OWNER, None, NOW, latest=True))
+    assert [s.split()[0].upper() for s in sql] == ["SELECT", "INSERT", "INSERT"]
+    later = NOW + timedelta(seconds=1)
+    again, sql = statements(lambda: turns.open_turn(OWNER, None, later, latest=True))
+    assert again is not None and [s.split()[0].upper() for s in sql] == [
+        "SELECT",
+        "SELECT",
+        "INSERT",
+    ]
+    assert models.Conversation.objects.count() == 1
+
+
 def test_a_close_is_three_statements_and_the_next_open_reads_the_items_back() -> None:
     opened = turns.open_turn(OWNER, None, NOW)
     assert opened is not None

@@ -192,3 +192,19 @@ async def test_close_turn_appends_at_the_real_end_when_another_turn_wrote_first(
     ]
     turn = await store.get_turn(opened.turn.id)
     assert turn is not None and turn.status == "completed"
+
+
+async def test_open_turn_latest_continues_the_owners_most_recent_conversation(
+    store: ConversationStore,
+) -> None:
+    older = await store.create_conversation(OWNER, now=NOW)
+    newer = await store.create_conversation(OWNER, now=NOW + timedelta(seconds=1))
+    await store.create_conversation(Owner.user(8), now=NOW + timedelta(seconds=2))
+    opened = await store.open_turn(OWNER, None, latest=True)
+    assert opened is not None and opened.conversation.id == newer.id
+    named = await store.open_turn(OWNER, older.id, latest=True)  # a named one wins
+    assert named is not None and named.conversation.id == older.id
+    fresh = await store.open_turn(OWNER, None)  # without `latest`: a new one
+    assert fresh is not None and fresh.conversation.id not in {older.id, newer.id}
+    first = await store.open_turn(Owner.session("s-1"), None, latest=True)  # none yet: new
+    assert first is not None and first.messages == []

@@ -116,7 +116,7 @@ def _relation(manager: type[Manager], name: str, problems: list[str]) -> tuple[b
     # A reverse relation is reached through its accessor; a field declared on the model
     # (a foreign key, a many-to-many: Django 6.1 no longer calls the latter concrete) by
     # its name.
-    accessor = field.get_accessor_name() if isinstance(field, ForeignObjectRel) else name
+    accessor = (field.get_accessor_name() or name) if isinstance(field, ForeignObjectRel) else name
     return to_many, accessor
 
 

@@ -153,7 +153,13 @@ class ServiceSession:
 
     async def turn(self, text: str) -> AsyncGenerator[Event, None]:
         """Run a turn in this session's conversation (started by the first turn)."""
-        events = self.service.run_turn(self.actor, text, self.conversation_id, owner=self.owner)
+        events = self.service.run_turn(
+            self.actor,
+            text,
+            self.conversation_id,
+            owner=self.owner,
+            new_conversation=self.conversation_id is None,  # a widget starts its own
+        )
         async for event in self._relay(events):
             yield event
 

@@ -181,6 +181,7 @@ class ChatService:
         owner: Owner | None = None,
         budget: TurnBudget | None = None,
         can_confirm: bool = True,
+        new_conversation: bool = False,
     ) -> AsyncIterator[dict[str, Any]]:
         """Run one turn, yielding its events as JSON-ready dicts.
 
@@ -190,17 +191,19 @@ class ChatService:
         Args:
             actor: Who asks (tool scopes and mutation permissions use it).
             text: The user message.
-            conversation_id: The conversation to continue; None starts a new one.
+            conversation_id: The conversation to continue; None continues the owner's
+                current one (the most recently updated; a new one when there is none).
             owner: The conversation owner; default `Owner.user(actor.id)`.
             budget: The asker's rate-limit budget, checked before every provider round,
                 round of tool calls, confirmed write and summary, and told their usage.
             can_confirm: False for a transport that cannot ask the user (plain HTTP): a
                 client confirmation ends the turn with `confirmation_required_transport`;
                 staff approvals still suspend it.
+            new_conversation: Start a new conversation (with no `conversation_id`).
         """
         who = owner_of(actor, owner)
         try:
-            opened = await self._open(who, conversation_id)
+            opened = await self._open(who, conversation_id, latest=not new_conversation)
         except Exception:
             logger.exception("opening a chat turn failed")
             yield error_event("chat_error", GENERIC_ERROR_MESSAGE)
@@ -393,7 +396,9 @@ class ChatService:
             **config.options,
         )
 
-    async def _open(self, owner: Owner, conversation_id: str | UUID | None) -> OpenedTurn | None:
+    async def _open(
+        self, owner: Owner, conversation_id: str | UUID | None, *, latest: bool
+    ) -> OpenedTurn | None:
         key: UUID | None
         if conversation_id is None or isinstance(conversation_id, UUID):
             key = conversation_id
@@ -404,7 +409,7 @@ class ChatService:
                 return None
         # A store call runs on in its worker thread when the caller is cancelled: wait for
         # it, so that the turn it opened is recorded as aborted rather than left running.
-        opening = asyncio.ensure_future(self.store.open_turn(owner, key))
+        opening = asyncio.ensure_future(self.store.open_turn(owner, key, latest=latest))
         try:
             return await asyncio.shield(opening)
         except asyncio.CancelledError:

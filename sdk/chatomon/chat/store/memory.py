@@ -145,10 +145,18 @@ class MemoryStore:
         return turn
 
     async def open_turn(
-        self, owner: Owner, conversation_id: UUID | None, *, now: datetime | None = None
+        self,
+        owner: Owner,
+        conversation_id: UUID | None,
+        *,
+        latest: bool = False,
+        now: datetime | None = None,
     ) -> OpenedTurn | None:
-        """Start a running turn: the conversation (new when None), its items, the turn."""
+        """Start a running turn: the conversation (see the protocol), its items, the turn."""
         moment = aware(now)
+        if conversation_id is None and latest:
+            mine = await self.list_conversations(owner)
+            conversation_id = mine[0].id if mine else None
         if conversation_id is None:
             conversation = await self.create_conversation(owner, now=moment)
         else:

@@ -98,12 +98,19 @@ class ConversationStore(Protocol):
         ...
 
     async def open_turn(
-        self, owner: Owner, conversation_id: UUID | None, *, now: datetime | None = None
+        self,
+        owner: Owner,
+        conversation_id: UUID | None,
+        *,
+        latest: bool = False,
+        now: datetime | None = None,
     ) -> OpenedTurn | None:
         """Start a running turn in one unit of work: the conversation, its items, the turn.
 
-        `conversation_id=None` starts a new conversation. Returns None when the named
-        conversation is unknown or not `owner`'s (nothing is written then).
+        `conversation_id=None` starts a new conversation, or with `latest` continues the
+        owner's most recently updated one (a new one when the owner has none). Returns
+        None when the named conversation is unknown or not `owner`'s (nothing is written
+        then).
         """
         ...
 

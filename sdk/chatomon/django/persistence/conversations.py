@@ -35,17 +35,21 @@ __all__ = [
     "messages",
     "not_found",
     "owned",
+    "owned_by",
     "owners_conversation",
     "prune",
     "save_summary",
 ]
 
 
+def owned_by(owner: Owner) -> QuerySet[models.Conversation]:
+    """Every conversation of `owner`, as a query."""
+    return models.Conversation.objects.filter(owner_kind=owner.kind, owner_key=owner.key)
+
+
 def owners_conversation(owner: Owner, conversation_id: UUID) -> QuerySet[models.Conversation]:
     """The owner's conversation of that id, as a query (empty when unknown or another's)."""
-    return models.Conversation.objects.filter(
-        pk=conversation_id, owner_kind=owner.kind, owner_key=owner.key
-    )
+    return owned_by(owner).filter(pk=conversation_id)
 
 
 def not_found(conversation_id: UUID) -> ConversationNotFoundError:
@@ -77,7 +81,7 @@ def get_conversation(owner: Owner, conversation_id: UUID) -> Conversation | None
 
 def list_conversations(owner: Owner) -> list[Conversation]:
     """The owner's conversations, most recently updated first (1 statement)."""
-    mine = models.Conversation.objects.filter(owner_kind=owner.kind, owner_key=owner.key)
+    mine = owned_by(owner)
     return [conversation_record(row) for row in mine.order_by("-updated_at")]
 
 

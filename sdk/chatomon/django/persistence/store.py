@@ -52,7 +52,7 @@ __all__ = ["DjangoStore"]
 P = ParamSpec("P")
 T = TypeVar("T")
 
-_released_off_the_loop = sync_to_async(released, thread_sensitive=True)
+_released_off_the_loop = sync_to_async(released, thread_sensitive=False)
 """`released` in Django's thread-sensitive executor, built once (building one per call
 would run asgiref's inspection of the function every time)."""
 
@@ -128,12 +128,17 @@ class DjangoStore:
         return await _run(turns.start_turn, owner, conversation_id, turn_id, aware(now))
 
     async def open_turn(
-        self, owner: Owner, conversation_id: UUID | None, *, now: datetime | None = None
+        self,
+        owner: Owner,
+        conversation_id: UUID | None,
+        *,
+        latest: bool = False,
+        now: datetime | None = None,
     ) -> OpenedTurn | None:
         """Start a running turn (2 statements new, 3 existing; see `turns.open_turn`)."""
         from chatomon.django.persistence import turns
 
-        return await _run(turns.open_turn, owner, conversation_id, aware(now))
+        return await _run(turns.open_turn, owner, conversation_id, aware(now), latest=latest)
 
     async def close_turn(
         self,

@@ -25,7 +25,13 @@ from chatomon.chat.store.records import (
     predecessors,
 )
 from chatomon.django import models
-from chatomon.django.persistence.conversations import append, items_of, owned, owners_conversation
+from chatomon.django.persistence.conversations import (
+    append,
+    items_of,
+    owned,
+    owned_by,
+    owners_conversation,
+)
 from chatomon.django.persistence.rows import conversation_record, turn_record
 from chatomon.schemas import TokenUsage, TurnReport
 
@@ -41,23 +47,32 @@ __all__ = [
 ]
 
 
-def open_turn(owner: Owner, conversation_id: UUID | None, now: datetime) -> OpenedTurn | None:
+def open_turn(
+    owner: Owner, conversation_id: UUID | None, now: datetime, *, latest: bool = False
+) -> OpenedTurn | None:
     """Start a running turn: 2 statements for a new conversation, 3 for an existing one.
 
+    `conversation_id=None` starts a new conversation, or with `latest` continues the
+    owner's most recently updated one (the same 3 statements; 4 when there is none yet).
     A new conversation and its turn are inserted in one transaction: one commit (a disk
     sync on PostgreSQL) instead of two, and no empty conversation if the turn fails. The
     reads of an existing one need no snapshot of their own: the turn is inserted last.
     """
-    if conversation_id is None:
+    if conversation_id is not None:
+        found = owners_conversation(owner, conversation_id).first()
+        if found is None:
+            return None
+    elif latest:
+        found = owned_by(owner).order_by("-updated_at").first()
+    else:
+        found = None
+    if found is None:
         with transaction.atomic(using=router.db_for_write(models.Turn)):
             conversation = models.Conversation.objects.create(
                 owner_kind=owner.kind, owner_key=owner.key, created_at=now, updated_at=now
             )
             turn = _running_turn(conversation, now)
         return OpenedTurn(conversation_record(conversation), [], turn_record(turn))
-    found = owners_conversation(owner, conversation_id).first()
-    if found is None:
-        return None
     messages = items_of(found.pk)
     turn = _running_turn(found, now)
     return OpenedTurn(conversation_record(found), messages, turn_record(turn))

@@ -152,6 +152,7 @@ class Admitted:
             owner=self.owner,
             budget=self.budget(),
             can_confirm=can_confirm,
+            new_conversation=message.new_conversation,
         )
 
     def resolve_confirmation(self) -> AsyncIterator[dict[str, Any]]:

@@ -5,7 +5,8 @@ limit hit, no turn):
 
 - `request_too_large`: the body or frame is over `MAX_BODY_BYTES` (1 MiB); HTTP 413.
 - `bad_message`: a message request that is not a JSON object; `text` absent, blank or
-  not a string; a `conversation_id` that is not a string.
+  not a string; a `conversation_id` that is not a string; `new_conversation` that is not
+  true or false, or true beside a `conversation_id`.
 - `message_too_long`: `text` longer than `max_message_chars` (the event names the limit).
 - `bad_event`: a confirmation (or WebSocket frame) that is not a JSON object, an unknown
   frame `type`, a `confirmation_id` that is not a non-blank string, `confirmed` that is
@@ -47,10 +48,18 @@ class BadRequest:
 
 @dataclass(frozen=True, slots=True)
 class MessageRequest:
-    """A user message: the text and the conversation to continue (None: a new one)."""
+    """A user message: its text, and which conversation it belongs to.
+
+    Attributes:
+        text: The message.
+        conversation_id: The conversation to continue; None continues the owner's current
+            one (a WebSocket: the socket's own), as the reference's clients expect.
+        new_conversation: Start a new conversation instead (the explicit form).
+    """
 
     text: str
     conversation_id: str | None = None
+    new_conversation: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +109,18 @@ def parse_message(payload: Mapping[str, Any], max_chars: int) -> MessageRequest 
     conversation_id = payload.get("conversation_id")
     if conversation_id is not None and not isinstance(conversation_id, str):
         return _bad("bad_message", "`conversation_id` must be a string.", field="conversation_id")
-    return MessageRequest(text, conversation_id or None)
+    new_conversation = payload.get("new_conversation", False)
+    if not isinstance(new_conversation, bool):
+        return _bad(
+            "bad_message", "`new_conversation` must be true or false.", field="new_conversation"
+        )
+    if new_conversation and conversation_id:
+        return _bad(
+            "bad_message",
+            "Send `new_conversation` or a `conversation_id`, not both.",
+            field="new_conversation",
+        )
+    return MessageRequest(text, conversation_id or None, new_conversation)
 
 
 def parse_confirm(payload: Mapping[str, Any]) -> ConfirmRequest | BadRequest:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 from typing import Any
@@ -79,6 +80,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
         await self.accept()
         self.state = SocketState()
         self.task: asyncio.Task[None] | None = None
+        self.conversation_id: str | None = None
+        """The socket's conversation: where its last turn ran (see `_follow`)."""
         try:
             self.settings = chat_settings()
             if not self.settings.enabled:
@@ -145,6 +148,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
         if refusal is not None:
             await self.send_event(refusal)
             return
+        if message.conversation_id is None and not message.new_conversation:
+            # The socket keeps its conversation: the reference's clients send only text.
+            message = dataclasses.replace(message, conversation_id=self.conversation_id)
         self.task = asyncio.ensure_future(self._stream(self._admitted(message).run_turn()))
 
     async def _on_confirm(self, payload: Any) -> None:
@@ -210,6 +216,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         self.state.observe(event)
         conversation_id = event.get("conversation_id")
         if conversation_id and event.get("code") != "conversation_not_found":
+            self.conversation_id = str(conversation_id)
             await self._join(str(conversation_id))
 
     async def _join(self, conversation_id: str) -> None:
@@ -228,6 +235,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             except ValueError:
                 continue
             if await self.service.store.get_conversation(self.owner, key) is not None:
+                self.conversation_id = str(key)
                 await self._join(str(key))
 
     async def chat_event(self, message: dict[str, Any]) -> None:

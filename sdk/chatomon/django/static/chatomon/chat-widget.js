@@ -85,7 +85,10 @@
       this.reply = null;
       this.busy(true);
       const payload = { text: text };
+      // Explicit: this widget's conversation, else a new one (never the owner's latest,
+      // which another tab or page may be using).
       if (this.conversationId) payload.conversation_id = this.conversationId;
+      else payload.new_conversation = true;
       if (this.transport === "websocket") this.socketSend({ type: "message", ...payload });
       else this.stream(this.endpoint + "stream/", payload);
     }
