@@ -6,12 +6,19 @@
 Importing this module needs no settings: the models load on first use, once the app
 registry is ready. Every method runs one sync function of the ORM (from
 `chatomon.django.persistence.conversations`, `.turns` or `.confirmations`: one statement,
-or several in `transaction.atomic()`) through `_run`: off the event loop with Django's
-thread-sensitive `sync_to_async`, between the connection releases Django does at a
-request's edges (`chatomon.django.persistence.connections.released`). So a turn waiting on
-its model holds no database connection (with `CONN_MAX_AGE = 0`; with PostgreSQL's
-connection pool, `"OPTIONS": {"pool": True}`, the connection goes back to the pool), and a
-connection that broke is replaced by the next call.
+or several in `transaction.atomic()`) through `_run`: off the event loop on a worker
+thread of the loop's executor (`sync_to_async(thread_sensitive=False)`), between the
+connection releases Django does at a request's edges
+(`chatomon.django.persistence.connections.released`). So a turn waiting on its model holds
+no database connection (with `CONN_MAX_AGE = 0`; with PostgreSQL's connection pool,
+`"OPTIONS": {"pool": True}`, the connection goes back to the pool), and a connection that
+broke is replaced by the next call.
+
+Why not the request's thread (thread-sensitive mode): under Django's `ASGIHandler` each
+request gets a thread of its own that ends with it, so every request would open a new
+connection (on SQLite, whose connections are kept, a reconnection and a WAL checkpoint per
+request). Each call is a whole unit of work, so it needs no thread shared with the caller;
+it never joins a transaction the caller holds.
 
 ```python
 from chatomon.django.persistence.store import DjangoStore
@@ -53,8 +60,8 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 _released_off_the_loop = sync_to_async(released, thread_sensitive=False)
-"""`released` in Django's thread-sensitive executor, built once (building one per call
-would run asgiref's inspection of the function every time)."""
+"""`released` on the loop's worker threads, built once (building one per call would run
+asgiref's inspection of the function every time)."""
 
 
 async def _run(function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
