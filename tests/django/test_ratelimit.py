@@ -173,8 +173,8 @@ async def test_token_budgets_refuse_once_reached_and_free_as_usage_ages() -> Non
     assert await limits.budget("user:2").check() is None, "another scope has its own budget"
 
 
-async def test_an_exhausted_budget_ends_the_turn_with_rate_limited() -> None:
-    limits = limiter(local_cache(), tokens=5)
+async def exhausting_turn(limits: RateLimiter) -> list[dict[str, Any]]:
+    """A turn whose one provider round spends 10 tokens and asks for a tool."""
     provider = ScriptedProvider(
         [
             [
@@ -186,10 +186,22 @@ async def test_an_exhausted_budget_ends_the_turn_with_rate_limited() -> None:
     )
     service = ChatService(store=MemoryStore(), provider=provider, toolset=Toolset(toy_registry()))
     user = SimpleActor(id=1, is_authenticated=True)
-    events = [e async for e in service.run_turn(user, "Hi", budget=limits.budget("user:1"))]
-    assert events[-1]["type"] == "error"
+    return [e async for e in service.run_turn(user, "Hi", budget=limits.budget("user:1"))]
+
+
+async def test_an_exhausted_budget_ends_the_turn_with_rate_limited() -> None:
+    """The reference: "Once a token budget is exhausted, GeneralManager records the completed
+    provider usage and rejects the next tool, confirmation write, summary, or provider round.
+    A rate_limited event includes retry_after_seconds."
+
+    The round's 10 tokens are recorded past the limit of 5; the tool it asked for never runs.
+    """
+    limits = limiter(local_cache(), tokens=5)
+    events = await exhausting_turn(limits)
+    assert [e["type"] for e in events] == ["error"], "no tool_call, no tool_result"
     assert events[-1]["code"] == "rate_limited"
     assert 59 <= events[-1]["retry_after_seconds"] <= 60
+    assert await limits.budget("user:1").check() is not None, "the usage was recorded"
 
 
 def test_an_alias_of_another_backend_keeps_its_log_in_that_cache(settings: Any) -> None:
@@ -317,6 +329,18 @@ async def test_redis_token_budgets(redis_alias: str) -> None:
     assert wait is not None
     assert 19 <= wait <= 20
     assert await limits.budget("user:2").check() is None, "another scope has its own budget"
+
+
+@needs_redis
+async def test_an_exhausted_redis_budget_rejects_the_next_tool(redis_alias: str) -> None:
+    """The reference's exhausted token budget, kept in Redis: the completed usage is recorded
+    and the next tool is rejected with rate_limited."""
+    limits = limiter(redis_alias, tokens=5, window_seconds=20)
+    events = await exhausting_turn(limits)
+    assert [(e["type"], e["code"]) for e in events] == [("error", "rate_limited")]
+    assert 19 <= events[-1]["retry_after_seconds"] <= 20
+    wait = await limits.budget("user:1").check()
+    assert wait is not None and 19 <= wait <= 20
 
 
 @needs_redis

@@ -377,7 +377,12 @@ def _admission(wait: float | None) -> Admission:
 
 
 class TokenBudget:
-    """A `chatomon.chat.budget.TurnBudget` over the limiter's token counters of one scope."""
+    """A `chatomon.chat.budget.TurnBudget` over the limiter's token counters of one scope.
+
+    The chat service records every completed provider round and summary here, even past a
+    limit (the reference: "GeneralManager records the completed provider usage"), and asks
+    `check` before the next provider round, round of tools, confirmed write or summary.
+    """
 
     def __init__(self, limiter: RateLimiter, scope: str) -> None:
         self.limiter = limiter
