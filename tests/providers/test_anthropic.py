@@ -149,8 +149,8 @@ async def test_multi_round_tool_history_round_trip(vendor, server, provider) -> 
     assert first[-1] == DoneEvent(usage=TokenUsage(input_tokens=40, output_tokens=20))
     history += [
         Message.assistant("Checking.", calls),
-        Message.tool_result(calls[0], {"data": ["Gear", "Axle"]}),
-        Message.tool_result(calls[1], {"managers": []}),
+        Message.tool(calls[0], {"data": ["Gear", "Axle"]}),
+        Message.tool(calls[1], {"managers": []}),
     ]
     second = await events_of(provider, history, TOOLS)
     assert "".join(e.content for e in second if isinstance(e, TextChunkEvent)) == "Two parts."
@@ -194,7 +194,7 @@ async def test_assistant_turn_with_only_tool_calls_has_no_empty_text(vendor, ser
     server.push(vendor.stream([Text("ok"), Usage(1, 1)]))
     await events_of(
         provider,
-        [Message.user("Q"), Message.assistant("", [call]), Message.tool_result(call, "[]")],
+        [Message.user("Q"), Message.assistant("", [call]), Message.tool(call, "[]")],
     )
     assistant = server.requests[0].json()["messages"][1]
     assert assistant == {

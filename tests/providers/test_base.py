@@ -38,7 +38,7 @@ class Configured(BaseLLMProvider):
 def test_messages_validate_tool_structure() -> None:
     call = ToolCall(id="c1", name="query", arguments={"m": 1})
     assert Message.assistant("", [call]).tool_calls == (call,)
-    result = Message.tool_result(call, {"data": []})
+    result = Message.tool(call, {"data": []})
     assert (result.role, result.tool_call_id, result.name, result.content) == (
         "tool",
         "c1",

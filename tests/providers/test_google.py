@@ -144,10 +144,10 @@ def test_tool_results_become_function_responses() -> None:
         [
             Message.user("Go"),
             Message.assistant("", [call_a, call_b]),
-            Message.tool_result(call_a, [1, 2]),
+            Message.tool(call_a, [1, 2]),
             Message(role="tool", content="plain words", tool_call_id="b"),  # no name given
             Message.assistant("", [call_a]),
-            Message.tool_result(call_a, {"ok": True}),
+            Message.tool(call_a, {"ok": True}),
             Message.user("Thanks"),
         ],
         [],
@@ -217,7 +217,7 @@ async def test_a_multi_round_tool_exchange_round_trips(vendor, server) -> None:
             ToolCall(e.id, e.name, e.arguments) for e in events if isinstance(e, ToolCallEvent)
         ]
         history.append(Message.assistant(text, calls))
-        history.extend(Message.tool_result(c, {"rows": c.arguments["manager"]}) for c in calls)
+        history.extend(Message.tool(c, {"rows": c.arguments["manager"]}) for c in calls)
     first, second = history[2].tool_calls[0], history[4].tool_calls[0]
     # Gemini sent no ids: they are generated from the history, so unique across rounds
     # (and conversations) and the same for the same history.
@@ -310,7 +310,7 @@ async def test_thought_signatures_go_back_with_their_calls(vendor, server) -> No
     history = [Message.user("Parts?")]
     events = await events_of(provider, history, TOOLS)
     calls = [ToolCall(e.id, e.name, e.arguments) for e in events if isinstance(e, ToolCallEvent)]
-    history += [Message.assistant("", calls), *(Message.tool_result(c, {"ok": 1}) for c in calls)]
+    history += [Message.assistant("", calls), *(Message.tool(c, {"ok": 1}) for c in calls)]
     await events_of(provider, history, TOOLS)
     parts = server.requests[1].json()["contents"][1]["parts"]
     assert base64.urlsafe_b64decode(parts[0]["thoughtSignature"]) == signature
@@ -334,8 +334,8 @@ async def test_calls_from_another_history_get_the_documented_placeholder(
     history = [
         Message.user("Parts?"),
         Message.assistant("", [call_a, call_b]),
-        Message.tool_result(call_a, {}),
-        Message.tool_result(call_b, {}),
+        Message.tool(call_a, {}),
+        Message.tool(call_b, {}),
     ]
     await events_of(provider, history, TOOLS)
     parts = server.requests[0].json()["contents"][1]["parts"]

@@ -335,8 +335,8 @@ def test_a_tool_exchange_renders_calls_and_results() -> None:
     history = [
         Message.user("Show 3"),
         Message.assistant("Looking.", [first, second]),
-        Message.tool_result(first, {"name": "Brass"}),
-        Message.tool_result(second, {"total_count": 0}),
+        Message.tool(first, {"name": "Brass"}),
+        Message.tool(second, {"total_count": 0}),
         Message.assistant("Brass."),
         Message.user("Thanks"),
     ]
@@ -357,7 +357,7 @@ def test_when_tools_are_withheld_an_answer_example_follows_the_tool_examples() -
     history = [
         Message.user("List"),
         Message.assistant("", [call]),
-        Message.tool_result(call, {"data": []}),
+        Message.tool(call, {"data": []}),
     ]
     prompt = template.render_prompt(history, TOOLS, offer_tools=False)
     offered = template.render_prompt(history, TOOLS)
@@ -374,9 +374,9 @@ def test_tool_rounds_count_since_the_last_user_message() -> None:
     history = [
         Message.user("a"),
         Message.assistant("", [call]),
-        Message.tool_result(call, "[]"),
+        Message.tool(call, "[]"),
         Message.assistant("", [call]),
-        Message.tool_result(call, "[]"),
+        Message.tool(call, "[]"),
     ]
     assert template.tool_rounds(history) == 2
     assert template.tool_rounds([*history, Message.user("b")]) == 0
@@ -585,7 +585,7 @@ async def test_the_grammar_is_built_once_per_tool_set(fake) -> None:
 
 async def test_grammar_can_be_switched_off(fake) -> None:
     call = ToolCall("call_1_0", "list_materials", {})
-    answer_phase = [Message.user("x"), Message.assistant("", [call]), Message.tool_result(call, 1)]
+    answer_phase = [Message.user("x"), Message.assistant("", [call]), Message.tool(call, 1)]
     fake.script = [["Hi"], ["Done"]]
     provider = LocalProvider(grammar=False)
     await events(provider, [Message.user("x")], TOOLS)
@@ -626,7 +626,7 @@ async def test_after_max_tool_rounds_only_text_is_allowed(fake) -> None:
     history = [
         Message.user("List"),
         Message.assistant("", [call]),
-        Message.tool_result(call, {"data": [{"name": "Steel"}]}),
+        Message.tool(call, {"data": [{"name": "Steel"}]}),
     ]
     fake.script = [["There is Steel."], ['{"name": "list_materials", "arguments": {}}']]
     result = await events(LocalProvider(), history, TOOLS)
@@ -679,7 +679,7 @@ async def test_without_grammar_a_broken_call_is_text(fake) -> None:
 async def test_a_long_tool_result_is_cut_to_fit_a_small_context(fake) -> None:
     call = ToolCall("call_1_0", "list_materials", {})
     rows = {"data": [{"name": f"Material {n}"} for n in range(400)]}
-    history = [Message.user("List"), Message.assistant("", [call]), Message.tool_result(call, rows)]
+    history = [Message.user("List"), Message.assistant("", [call]), Message.tool(call, rows)]
     fake.script = [["Many."], ["Many."]]
     await events(LocalProvider(context_size=2048), history, TOOLS)
     await events(LocalProvider(context_size=8192), history, TOOLS)

@@ -158,7 +158,7 @@ async def test_a_multi_round_tool_exchange_round_trips(vendor, server, provider)
     assert first[-1] == DoneEvent(usage=TokenUsage(input_tokens=40, output_tokens=9))
 
     asked = ToolCall(id=call.id, name=call.name, arguments=call.arguments)
-    history += [Message.assistant("", [asked]), Message.tool_result(asked, {"data": ["Gear"]})]
+    history += [Message.assistant("", [asked]), Message.tool(asked, {"data": ["Gear"]})]
     second = await events_of(provider, history, TOOLS)
     assert [e.content for e in second if isinstance(e, TextChunkEvent)] == ["Gear."]
     (again,) = [e for e in second if isinstance(e, ToolCallEvent)]

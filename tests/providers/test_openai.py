@@ -190,8 +190,8 @@ async def test_multi_round_tool_exchange_round_trips(vendor, server) -> None:
     asked = [ToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in calls]
     history += [
         Message.assistant("Checking.", asked),
-        Message.tool_result(asked[0], {"rows": 3}),
-        Message.tool_result(asked[1], {"rows": 1}),
+        Message.tool(asked[0], {"rows": 3}),
+        Message.tool(asked[1], {"rows": 1}),
     ]
     second = await events_of(provider, history, [TOOL])
     assert "".join(e.content for e in second if isinstance(e, TextChunkEvent)) == (
@@ -223,7 +223,7 @@ async def test_assistant_tool_calls_without_text_send_null_content(server) -> No
     vendor = OpenAIChatVendor()
     server.push(vendor.stream([Text("ok"), Usage(1, 1)]))
     call = ToolCall(id="c1", name="query", arguments={})
-    history = [Message.user("Hi"), Message.assistant("", [call]), Message.tool_result(call, "[]")]
+    history = [Message.user("Hi"), Message.assistant("", [call]), Message.tool(call, "[]")]
     await events_of(vendor.provider(server.url), history, [TOOL])
     assistant = server.requests[0].json()["messages"][1]
     assert assistant["content"] is None

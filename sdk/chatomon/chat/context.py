@@ -72,7 +72,7 @@ def _context_text(stored: StoredMessage) -> Message:
     if item.kind == "tool_result":
         result = json.dumps(item.result, default=str)
         return Message.assistant(f"[Earlier result of tool {item.name or 'unknown'}: {result}]")
-    calls = ", ".join(f"{c.name}({json.dumps(dict(c.arguments))})" for c in item.tool_calls)
+    calls = ", ".join(f"{c.name}({json.dumps(dict(c.args))})" for c in item.tool_calls)
     return Message.assistant(" ".join(p for p in (item.content, f"[Called {calls}]") if p))
 
 
@@ -89,16 +89,17 @@ def unit_messages(unit: Sequence[StoredMessage]) -> list[Message]:
     if not head.tool_calls or any(not c.id or c.id not in answered for c in head.tool_calls):
         # Vendors reject a native call without its result: keep the group as text.
         return [_context_text(m) for m in unit]
+    # The structured result travels as `tool_result` (its JSON text is the content).
     results = [
-        Message(role="tool", content=_json(m.item.result), tool_call_id=m.item.call_id,
-                name=m.item.name)
+        Message(
+            role="tool",
+            tool_call_id=m.item.call_id,
+            tool_name=m.item.name,
+            tool_result=m.item.result,
+        )
         for m in unit[1:]
-    ]  # fmt: skip
+    ]
     return [Message.assistant(head.content, head.tool_calls), *results]
-
-
-def _json(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, default=str)
 
 
 def split_window(
@@ -198,7 +199,7 @@ def text_history(messages: Iterable[Message]) -> list[TextMessage]:
         if message.role == "user":
             history.append(TextMessage(role="user", content=message.content))
         elif message.role == "tool":
-            text = f"[Earlier result of tool {message.name or 'unknown'}: {message.content}]"
+            text = f"[Earlier result of tool {message.tool_name or 'unknown'}: {message.content}]"
             history.append(TextMessage(role="assistant", content=text))
         elif message.role == "system":
             history.append(TextMessage(role="assistant", content=f"[{message.content}]"))
@@ -209,6 +210,6 @@ def text_history(messages: Iterable[Message]) -> list[TextMessage]:
 
 def _assistant_text(message: Message) -> str:
     calls = ", ".join(
-        f"{c.name}({json.dumps(dict(c.arguments), default=str)})" for c in message.tool_calls
+        f"{c.name}({json.dumps(dict(c.args), default=str)})" for c in message.tool_calls
     )
     return " ".join(p for p in (message.content, f"[Called {calls}]" if calls else "") if p)

@@ -120,11 +120,11 @@ def to_ollama_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
         item: dict[str, Any] = {"role": message.role, "content": message.content}
         if message.tool_calls:
             item["tool_calls"] = [
-                {"function": {"name": call.name, "arguments": plain(call.arguments)}}
+                {"function": {"name": call.name, "arguments": plain(call.args)}}
                 for call in message.tool_calls
             ]
         if message.role == "tool":
-            item["tool_name"] = message.name or names.get(message.tool_call_id or "", "")
+            item["tool_name"] = message.tool_name or names.get(message.tool_call_id or "", "")
         translated.append(item)
     return translated
 

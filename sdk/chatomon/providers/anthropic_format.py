@@ -87,7 +87,7 @@ def _blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
         [{"type": "text", "text": message.content}] if message.content else []
     )
     blocks.extend(
-        {"type": "tool_use", "id": call.id, "name": call.name, "input": plain(call.arguments)}
+        {"type": "tool_use", "id": call.id, "name": call.name, "input": plain(call.args)}
         for call in message.tool_calls
     )
     return message.role, blocks
@@ -120,7 +120,7 @@ def anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
 def anthropic_tools(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
     """Tool definitions as Anthropic `tools` (`input_schema` is the JSON Schema)."""
     return [
-        {"name": t.name, "description": t.description, "input_schema": plain(t.parameters)}
+        {"name": t.name, "description": t.description, "input_schema": plain(t.input_schema)}
         for t in tools
     ]
 
@@ -183,7 +183,7 @@ class StreamState:
             # The input streams as JSON fragments; a block without any keeps its start input.
             raw = "".join(fragments)
             arguments = decode_arguments(raw or initial or None, provider=NAME, tool=tool)
-            return [ToolCallEvent(id=call_id, name=tool, arguments=arguments)]
+            return [ToolCallEvent(id=call_id, name=tool, args=arguments)]
         return []
 
     def _delta(self, event: Any) -> list[ChatEvent]:

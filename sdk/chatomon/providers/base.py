@@ -16,6 +16,11 @@ class EchoProvider(BaseLLMProvider):
         yield DoneEvent()
 ```
 
+The history, tool and event values live in `chatomon.providers.protocol` and are imported
+from here, under the reference's names (`ToolDefinition.input_schema`, `ToolCallEvent.args`,
+`Message.tool_name` / `tool_result`, `TOOL_RESULT_MISSING`); chatomon's earlier names
+(`parameters`, `arguments`, `name`) are exact aliases.
+
 Vendor SDK types never leave the vendor's module: adapters translate this history to the
 SDK's native tool-call and tool-result format and translate the stream back.
 """
@@ -29,15 +34,25 @@ import threading
 import weakref
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from chatomon.errors import ProviderProtocolError
 from chatomon.providers.config import ProviderConfig, check_config, check_config_keys
+from chatomon.providers.protocol import (
+    TOOL_RESULT_MISSING,
+    ChatEvent,
+    DoneEvent,
+    Message,
+    TextChunkEvent,
+    ToolCall,
+    ToolCallEvent,
+    ToolDefinition,
+)
 from chatomon.schemas import TokenUsage
 
 __all__ = [
+    "TOOL_RESULT_MISSING",
     "BaseLLMProvider",
     "ChatEvent",
     "ClientsByLoop",
@@ -52,121 +67,7 @@ __all__ = [
     "decode_arguments",
 ]
 
-Role = Literal["system", "user", "assistant", "tool"]
 C = TypeVar("C")
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCall:
-    """One tool call the assistant requested, as kept in the history."""
-
-    id: str
-    name: str
-    arguments: Mapping[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form stored with conversations and suspended turns."""
-        return {"id": self.id, "name": self.name, "arguments": dict(self.arguments)}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ToolCall:
-        """The tool call `to_dict` gave."""
-        return cls(id=data["id"], name=data["name"], arguments=dict(data["arguments"]))
-
-
-@dataclass(frozen=True, slots=True)
-class Message:
-    """Provider-neutral chat history, including structured tool exchanges.
-
-    Attributes:
-        role: "system", "user", "assistant" or "tool".
-        content: The text (for a tool message, the tool result as JSON text).
-        tool_calls: On an assistant message, the tool calls it requested.
-        tool_call_id: On a tool message, the id of the call it answers.
-        name: On a tool message, the name of the tool that ran.
-    """
-
-    role: Role
-    content: str = ""
-    tool_calls: tuple[ToolCall, ...] = ()
-    tool_call_id: str | None = None
-    name: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.tool_calls and self.role != "assistant":
-            raise ValueError("only assistant messages carry tool_calls")
-        if self.role == "tool" and not self.tool_call_id:
-            raise ValueError("a tool message needs the tool_call_id of the call it answers")
-        if self.role != "tool" and self.tool_call_id is not None:
-            raise ValueError("only tool messages carry a tool_call_id")
-
-    @classmethod
-    def system(cls, content: str) -> Message:
-        """A system instruction."""
-        return cls(role="system", content=content)
-
-    @classmethod
-    def user(cls, content: str) -> Message:
-        """A user message."""
-        return cls(role="user", content=content)
-
-    @classmethod
-    def assistant(cls, content: str = "", tool_calls: Sequence[ToolCall] = ()) -> Message:
-        """An assistant message, optionally with the tool calls it requested."""
-        return cls(role="assistant", content=content, tool_calls=tuple(tool_calls))
-
-    @classmethod
-    def tool_result(cls, call: ToolCall, result: Any) -> Message:
-        """The result of `call`, serialized as JSON text."""
-        content = result if isinstance(result, str) else json.dumps(result, default=str)
-        return cls(role="tool", content=content, tool_call_id=call.id, name=call.name)
-
-
-@dataclass(frozen=True, slots=True)
-class ToolDefinition:
-    """Provider-agnostic tool schema exposed to an LLM provider.
-
-    Attributes:
-        name: The tool name the model calls.
-        description: What the tool does, written for the model.
-        parameters: JSON Schema of the arguments: an object schema without `$ref` or
-            `oneOf`, so that every vendor accepts it.
-    """
-
-    name: str
-    description: str
-    parameters: Mapping[str, Any] = field(
-        default_factory=lambda: {"type": "object", "properties": {}}
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class TextChunkEvent:
-    """Streaming assistant text emitted by a provider."""
-
-    content: str
-    type: ClassVar[str] = "text_chunk"
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCallEvent:
-    """Provider request to execute one configured chat tool."""
-
-    id: str
-    name: str
-    arguments: Mapping[str, Any]
-    type: ClassVar[str] = "tool_call"
-
-
-@dataclass(frozen=True, slots=True)
-class DoneEvent:
-    """Terminal provider event carrying optional usage metadata."""
-
-    usage: TokenUsage = field(default_factory=TokenUsage)
-    type: ClassVar[str] = "done"
-
-
-ChatEvent = TextChunkEvent | ToolCallEvent | DoneEvent
 
 
 async def close_client(client: Any) -> None:

@@ -98,7 +98,7 @@ def _checked(event: Any, label: str) -> ChatEvent:
     if isinstance(event, TextChunkEvent | DoneEvent):
         return event
     if isinstance(event, ToolCallEvent):
-        if not isinstance(event.arguments, Mapping):
+        if not isinstance(event.args, Mapping):
             raise ProviderProtocolError(
                 f"{label} sent tool call {event.name!r} with arguments that are not a mapping",
                 provider=label,

@@ -204,7 +204,7 @@ class GeminiProvider(BaseLLMProvider):
                         if signature:
                             self._remember(call_id, signature)
                             signature = None
-                        yield ToolCallEvent(id=call_id, name=call.name, arguments=arguments)
+                        yield ToolCallEvent(id=call_id, name=call.name, args=arguments)
                         calls += 1
                     elif part.text and not part.thought:  # thought summaries are not the reply
                         yield TextChunkEvent(content=part.text)

@@ -86,7 +86,7 @@ def build_request(
             parts: list[dict[str, Any]] = [{"text": message.content}] if message.content else []
             for position, call in enumerate(message.tool_calls):
                 names[call.id] = call.name
-                args = dict(call.arguments)
+                args = dict(call.args)
                 part: dict[str, Any] = {
                     "function_call": {"id": call.id, "name": call.name, "args": args}
                 }
@@ -102,7 +102,7 @@ def build_request(
             result = {
                 "function_response": {
                     "id": call_id,
-                    "name": message.name or names.get(call_id, ""),
+                    "name": message.tool_name or names.get(call_id, ""),
                     "response": function_response(message.content),
                 }
             }
@@ -124,7 +124,7 @@ def _is_function_responses(content: Mapping[str, Any]) -> bool:
 
 def _declaration(tool: ToolDefinition) -> dict[str, Any]:
     declaration: dict[str, Any] = {"name": tool.name, "description": tool.description}
-    schema = dict(tool.parameters)
+    schema = dict(tool.input_schema)
     # `parameters_json_schema` takes JSON Schema as is (additionalProperties included),
     # unlike `parameters`, Gemini's OpenAPI subset. A tool without parameters sends none,
     # as the API documents for functions without arguments.
@@ -150,7 +150,7 @@ def call_id_prefix(messages: Sequence[Message]) -> str:
     histories differ; `tool_call_id` appends the call's position in the reply.
     """
     history = [
-        [m.role, m.content, m.tool_call_id, [[c.id, c.name, c.arguments] for c in m.tool_calls]]
+        [m.role, m.content, m.tool_call_id, [[c.id, c.name, c.args] for c in m.tool_calls]]
         for m in messages
     ]
     digest = hashlib.sha256(json.dumps(history, sort_keys=True, default=str).encode())

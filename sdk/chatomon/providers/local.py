@@ -317,7 +317,7 @@ class LocalProvider(BaseLLMProvider):
             if grammar is None:  # unconstrained output: JSON-looking text is still text
                 return [TextChunkEvent(content=output)]
             parsed = self._closed_call(output, tools, prefix, error)
-        return [ToolCallEvent(id=c.id, name=c.name, arguments=c.arguments) for c in parsed.calls]
+        return [ToolCallEvent(id=c.id, name=c.name, args=c.args) for c in parsed.calls]
 
     def _closed_call(
         self, output: str, tools: Sequence[ToolDefinition], prefix: str, error: ValueError

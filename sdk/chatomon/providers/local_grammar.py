@@ -192,7 +192,7 @@ def tool_call_rules(tools: Sequence[Any]) -> str:
     calls = []
     for index, tool in enumerate(tools):
         hint = f"t{index}"
-        parameters = tool.parameters or {}
+        parameters = tool.input_schema or {}
         arguments = (
             rules.closed_object(parameters, f"{hint}-args")
             if parameters.get("properties")

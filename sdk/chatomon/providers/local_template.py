@@ -125,7 +125,9 @@ def _examples(tools: Sequence[ToolDefinition]) -> list[str]:
     turns = [_turn("user", _GREETING[0]), _turn("assistant", _GREETING[1])]
     for tool in reversed(tools):
         turns.append(_turn("user", _request(tool)))
-        turns.append(_turn("assistant", _call_json(tool.name, example_arguments(tool.parameters))))
+        turns.append(
+            _turn("assistant", _call_json(tool.name, example_arguments(tool.input_schema)))
+        )
     return turns
 
 
@@ -198,7 +200,7 @@ def render_prompt(
         if message.role == "system":
             continue  # merged into the one system turn above: ChatML models expect it first
         if message.role == "assistant" and message.tool_calls:
-            calls = "\n".join(_call_json(c.name, c.arguments) for c in message.tool_calls)
+            calls = "\n".join(_call_json(c.name, c.args) for c in message.tool_calls)
             text = f"{message.content}\n{calls}" if message.content else calls
             parts.append(_turn("assistant", text))
         elif message.role == "tool":
@@ -219,7 +221,7 @@ def tool_call_schema(tools: Sequence[ToolDefinition]) -> dict[str, Any]:
             "type": "object",
             "properties": {
                 "name": {"const": tool.name},
-                "arguments": _closed(tool.parameters),
+                "arguments": _closed(tool.input_schema),
             },
             "required": ["name", "arguments"],
             "additionalProperties": False,
@@ -317,9 +319,7 @@ def parse_output(
         arguments = value.get("arguments", {})
         if not isinstance(arguments, dict):
             raise ValueError(f"tool {value['name']!r} arguments are not a JSON object")
-        calls.append(
-            ToolCall(id=f"{id_prefix}_{len(calls)}", name=value["name"], arguments=arguments)
-        )
+        calls.append(ToolCall(id=f"{id_prefix}_{len(calls)}", name=value["name"], args=arguments))
         position = end
         while position < len(stripped) and stripped[position].isspace():
             position += 1

@@ -249,7 +249,7 @@ class OllamaProvider(BaseLLMProvider):
                     arguments = decode_arguments(
                         call.function.arguments, provider=self.name, tool=name
                     )
-                    yield ToolCallEvent(id=ids.next(), name=name, arguments=arguments)
+                    yield ToolCallEvent(id=ids.next(), name=name, args=arguments)
                 if chunk.done:
                     usage = TokenUsage(
                         input_tokens=chunk.prompt_eval_count or 0,

@@ -72,7 +72,7 @@ def _chat_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
                             "type": "function",
                             "function": {
                                 "name": call.name,
-                                "arguments": _arguments(call.arguments),
+                                "arguments": _arguments(call.args),
                             },
                         }
                         for call in message.tool_calls
@@ -111,7 +111,7 @@ def _responses_input(messages: Sequence[Message]) -> tuple[str | None, list[dict
                     "type": "function_call",
                     "call_id": call.id,
                     "name": call.name,
-                    "arguments": _arguments(call.arguments),
+                    "arguments": _arguments(call.args),
                 }
                 for call in message.tool_calls
             )
@@ -125,7 +125,7 @@ def _responses_tools(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
             "type": "function",
             "name": tool.name,
             "description": tool.description,
-            "parameters": plain(tool.parameters),
+            "parameters": plain(tool.input_schema),
             "strict": False,
         }
         for tool in tools
@@ -236,9 +236,7 @@ class _Calls:
                 f"{self._provider} streamed a tool call without a name", provider=self._provider
             )
         arguments = decode_arguments(pending.arguments, provider=self._provider, tool=pending.name)
-        return ToolCallEvent(
-            id=pending.id or self._new_id(), name=pending.name, arguments=arguments
-        )
+        return ToolCallEvent(id=pending.id or self._new_id(), name=pending.name, args=arguments)
 
 
 class ChatStreamReader:

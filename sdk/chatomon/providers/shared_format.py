@@ -36,7 +36,7 @@ def function_tools(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
             "function": {
                 "name": tool.name,
                 "description": tool.description,
-                "parameters": plain(tool.parameters),
+                "parameters": plain(tool.input_schema),
             },
         }
         for tool in tools

@@ -93,7 +93,7 @@ def tool_call(
     id: str = "",
 ) -> ToolCallEvent:
     """A scripted tool call; without `id` the provider numbers it when it plays it."""
-    return ToolCallEvent(id=id, name=name, arguments=dict(arguments or {}))
+    return ToolCallEvent(id=id, name=name, args=dict(arguments or {}))
 
 
 ScriptItem = Completion | Sequence[Any] | BaseException | str

@@ -135,7 +135,7 @@ async def test_after_a_tool_result_the_answer_is_text(provider) -> None:
         Message.system(SYSTEM),
         Message.user("List all materials"),
         Message.assistant("", [call]),
-        Message.tool_result(call, {"data": [{"name": "Steel"}, {"name": "Copper"}]}),
+        Message.tool(call, {"data": [{"name": "Steel"}, {"name": "Copper"}]}),
     ]
     events = await complete(provider, history, TOOLS)
     text = "".join(e.content for e in events if isinstance(e, TextChunkEvent))

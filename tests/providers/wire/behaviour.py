@@ -47,8 +47,8 @@ HISTORY = [
     Message.system("Answer from tool results only."),
     Message.user("Which parts are heavy?"),
     Message.assistant("Let me look.", [CALL_A, CALL_B]),
-    Message.tool_result(CALL_A, {"data": [{"name": "Gear"}], "total_count": 1}),
-    Message.tool_result(CALL_B, {"data": [{"name": "Cobalt"}], "total_count": 1}),
+    Message.tool(CALL_A, {"data": [{"name": "Gear"}], "total_count": 1}),
+    Message.tool(CALL_B, {"data": [{"name": "Cobalt"}], "total_count": 1}),
     Message.assistant("Gear, made of cobalt."),
     Message.user("And the light ones?"),
 ]

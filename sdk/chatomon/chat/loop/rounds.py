@@ -332,9 +332,7 @@ class ToolLoop:
             if state.retries > self.limits.max_retries_per_message:
                 raise ToolLoopError("tool_retry_limit")
         state.messages.append(Message.assistant(answer, held))
-        state.messages += [
-            Message.tool_result(c, e.result) for c, e in zip(held, events, strict=True)
-        ]
+        state.messages += [Message.tool(c, e.result) for c, e in zip(held, events, strict=True)]
         return events
 
     async def _mutate(

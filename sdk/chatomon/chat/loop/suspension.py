@@ -74,7 +74,7 @@ class LoopState:
             "mutations": self.mutations,
             "tool_calls": self.tool_calls,
             "recovered": self.recovered,
-            "messages": [_message_to_dict(m) for m in self.messages],
+            "messages": [m.to_dict() for m in self.messages],
             "pending": pending.to_dict(),
         }
 
@@ -87,7 +87,8 @@ class LoopState:
             mutations=data["mutations"],
             tool_calls=data["tool_calls"],
             recovered=data["recovered"],
-            messages=[_message_from_dict(m) for m in data["messages"]],
+            # from_dict also reads states saved earlier (`name`, no `tool_result`).
+            messages=[Message.from_dict(m) for m in data["messages"]],
         )
 
 
@@ -120,23 +121,3 @@ def declined_result(mutation: str, outcome: Outcome) -> dict[str, Any]:
             "message": TIMED_OUT_RESULT,
         }
     return {"status": "rejected", "mutation": mutation, "message": REJECTED_RESULT}
-
-
-def _message_to_dict(message: Message) -> dict[str, Any]:
-    return {
-        "role": message.role,
-        "content": message.content,
-        "tool_calls": [c.to_dict() for c in message.tool_calls],
-        "tool_call_id": message.tool_call_id,
-        "name": message.name,
-    }
-
-
-def _message_from_dict(data: Mapping[str, Any]) -> Message:
-    return Message(
-        role=data["role"],
-        content=data["content"],
-        tool_calls=tuple(ToolCall.from_dict(c) for c in data["tool_calls"]),
-        tool_call_id=data["tool_call_id"],
-        name=data["name"],
-    )
