@@ -36,8 +36,12 @@ def database_from_url(url: str | None) -> dict[str, Any]:
         pooled = parse_qs(parts.query).get("pool", ["on"])[-1] != "off"
         if pooled and importlib.util.find_spec("psycopg_pool") is not None:
             # A few connections kept open, never more than 8 per process however many
-            # chats wait on their model: each store call borrows one briefly.
+            # chats wait on their model: each store call borrows one briefly. With
+            # CONN_HEALTH_CHECKS the pool checks each as it lends it (one round trip): a
+            # session the server ended, as a restart does, is replaced before a store call
+            # meets it.
             database["OPTIONS"] = {"pool": {"min_size": 2, "max_size": 8}}
+            database["CONN_HEALTH_CHECKS"] = True
         return database
     if parts.scheme == "sqlite":
         # A file database the way a deployment runs it: write-ahead log, one fsync per

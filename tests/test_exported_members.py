@@ -113,7 +113,7 @@ def test_the_store_errors_are_branches_of_the_one_tree_and_stay_importable() -> 
 def test_the_references_public_error_helpers_are_importable_from_chatomon() -> None:
     # Reference (Settings, errors, and audit helpers) documents PublicChatError,
     # public_chat_error and planned_public_error as public API.
-    from chatomon.chat import public_errors  # noqa: PLC0415
+    from chatomon import public_errors  # noqa: PLC0415
 
     for name in ("PublicChatError", "public_chat_error", "planned_public_error"):
         assert getattr(chatomon, name) is getattr(public_errors, name)

@@ -17,14 +17,6 @@ import sys
 import pytest
 
 import chatomon
-from chatomon.chat.public_errors import (
-    GENERIC_ERROR_MESSAGE,
-    PLANNED_PUBLIC_MESSAGES,
-    PLANNED_REASONS,
-    PublicChatError,
-    planned_public_error,
-    public_chat_error,
-)
 from chatomon.errors import (
     ProviderAuthError,
     ProviderBadRequestError,
@@ -35,6 +27,14 @@ from chatomon.errors import (
     ProviderTimeoutError,
     ProviderUnavailableError,
     ToolLoopError,
+)
+from chatomon.public_errors import (
+    GENERIC_ERROR_MESSAGE,
+    PLANNED_PUBLIC_MESSAGES,
+    PLANNED_REASONS,
+    PublicChatError,
+    planned_public_error,
+    public_chat_error,
 )
 
 # The reference's table of planned codes and public messages, copied from it word for word.
@@ -171,7 +171,7 @@ def test_the_public_names_are_exported_from_chatomon() -> None:
 def test_the_module_imports_without_django() -> None:
     # The planned-turn package imports these messages; it must not need Django settings.
     code = (
-        "import sys; from chatomon.chat.public_errors import public_chat_error; "
+        "import sys; from chatomon.public_errors import public_chat_error; "
         "print(public_chat_error(TimeoutError()).code, "
         "any(name.split('.')[0] == 'django' for name in sys.modules))"
     )

@@ -21,11 +21,11 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from chatomon.chat.public_errors import PLANNED_PUBLIC_MESSAGES
 from chatomon.django.service import chat_service, owner_for
 from chatomon.django.settings import chat_settings
 from chatomon.django.transports.confirm import wants_event_stream
 from chatomon.django.transports.sse import event_stream_response
+from chatomon.public_errors import PLANNED_PUBLIC_MESSAGES
 
 from ..access import USE_CHAT, staff_view
 from ..chat_history import (

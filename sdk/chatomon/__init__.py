@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from chatomon import orbitals as _orbitals
 from chatomon.atom import Atom, ChatResult, TurnSink
-from chatomon.chat.public_errors import PublicChatError, planned_public_error, public_chat_error
 from chatomon.errors import (
     ChatomonError,
     ConfigurationError,
@@ -38,6 +37,7 @@ from chatomon.orbitals import (
     orbital,
     parallel,
 )
+from chatomon.public_errors import PublicChatError, planned_public_error, public_chat_error
 from chatomon.schemas import (
     DEFAULT_BLOCKED_GUIDANCE,
     DEFAULT_BLOCKED_PLACEHOLDER,

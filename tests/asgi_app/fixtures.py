@@ -60,6 +60,24 @@ def sse_events(body: bytes) -> list[dict[str, Any]]:
     return [json.loads(block[len("data: ") :]) for block in blocks if block.startswith("data: ")]
 
 
+async def sse_until(response: Any, kind: str = "confirm_mutation") -> list[dict[str, Any]]:
+    """The events of a streamed response up to the first of type `kind`, then closed.
+
+    A stream waiting on its client's confirmation stays open after `confirm_mutation`
+    (until it is decided or expires): a client reads up to that event and decides.
+    """
+    chunks = response.streaming_content
+    body = b""
+    events: list[dict[str, Any]] = []
+    async for chunk in chunks:
+        body += chunk  # each chunk is one whole frame
+        events = sse_events(body)
+        if events and events[-1]["type"] == kind:
+            break
+    await chunks.aclose()
+    return events
+
+
 async def make_user(username: str = "alice", *, staff: bool = False) -> Any:
     """A user in the test database."""
     from django.contrib.auth import get_user_model  # noqa: PLC0415

@@ -63,7 +63,7 @@ PROMPTS: list[tuple[str, list[Message], list[ToolDefinition]]] = [
         [
             Message.user("List all materials"),
             Message.assistant("", [_CALL]),
-            Message.tool_result(_CALL, {"data": [{"name": "Steel"}, {"name": "Copper"}]}),
+            Message.tool(_CALL, {"data": [{"name": "Steel"}, {"name": "Copper"}]}),
         ],
         TOOLS,
     ),

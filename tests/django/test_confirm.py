@@ -14,6 +14,7 @@ from tests.asgi_app.fixtures import (
     configure,
     make_user,
     sse_events,
+    sse_until,
     types,
 )
 from tests.testapp.models import Part
@@ -37,7 +38,7 @@ async def pending(client: AsyncClient) -> dict[str, Any]:
     response = await client.post(
         "/chat/stream/", json.dumps({"text": CREATE}), content_type="application/json"
     )
-    events = sse_events(b"".join([chunk async for chunk in response.streaming_content]))
+    events = await sse_until(response, "confirm_mutation")
     assert events[-1]["type"] == "confirm_mutation"
     return events[-1]
 

@@ -313,3 +313,19 @@ async def test_a_turn_waiting_on_its_model_is_stored_as_running_meanwhile(settin
     turn = await Turn.objects.aget()
     assert (turn.pk, turn.status) == (last["turn_id"], "completed")
     assert await ChatMessage.objects.filter(conversation_id=turn.conversation_id).acount() == 2
+
+
+async def test_a_permission_answering_neither_true_nor_false_is_logged_as_a_misconfiguration(
+    settings, caplog
+):
+    # The reference: permission "denies" on False; a check that forgot to return (None)
+    # is a configuration error, never a silent denial.
+    def forgot_to_return(user: Any, scope: Any) -> None:
+        pass
+
+    configure(settings, permission=forgot_to_return)
+    with caplog.at_level("ERROR", logger="chatomon.django.transports.admission"):
+        response = await post(AsyncClient(), {"text": "hello"})
+    assert response.status_code == 403
+    (record,) = caplog.records
+    assert "forgot_to_return" in record.getMessage() and "None" in record.getMessage()

@@ -8,6 +8,7 @@ key in Redis carries a prefix of this run.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -15,7 +16,7 @@ from uuid import uuid4
 
 import pytest
 
-from tests.asgi_app.fixtures import sse_events
+from chatomon.chat.pipeline.wire import TERMINAL_TYPES
 from tests.asgi_app.servers import (
     AsgiServer,
     Visitor,
@@ -55,10 +56,20 @@ def servers() -> Iterator[tuple[AsgiServer, AsgiServer]]:
 
 
 async def stream_events(visitor: Visitor, server: AsgiServer, text: str) -> list[dict[str, Any]]:
+    """The turn's events up to its terminal one (the stream of a client confirmation stays
+    open until it is decided or expires: read up to it, as a client would)."""
     headers = await visitor.csrf_headers(server)
-    async with visitor.client(server) as client:
-        response = await client.post("/chat/stream/", json={"text": text}, headers=headers)
-    return sse_events(response.content)
+    events: list[dict[str, Any]] = []
+    async with (
+        visitor.client(server) as client,
+        client.stream("POST", "/chat/stream/", json={"text": text}, headers=headers) as r,
+    ):
+        async for line in r.aiter_lines():
+            if line.startswith("data: "):
+                events.append(json.loads(line.removeprefix("data: ")))
+                if events[-1]["type"] in TERMINAL_TYPES:
+                    break
+    return events
 
 
 async def test_a_confirmation_created_through_one_process_is_approved_through_the_other(servers):

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from django.test import AsyncClient
 
+from chatomon.chat.pipeline.wire import TERMINAL_TYPES
 from chatomon.chat.store.records import Owner
-from chatomon.django.models import Conversation, Turn
+from chatomon.django.models import Conversation, PendingConfirmation, Turn
 from chatomon.django.service import chat_service
 from chatomon.django.transports.http import envelope
 from chatomon.django.transports.sse import HEARTBEAT, frame, heartbeat_frames
@@ -21,6 +22,7 @@ from tests.asgi_app.fixtures import (
     sse_events,
     types,
 )
+from tests.testapp.models import Part
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -67,27 +69,72 @@ async def test_a_heartbeat_comment_keeps_a_quiet_stream_open():
     assert types(sse_events(body)) == ["text_chunk", "done"]
 
 
-async def test_the_stream_closes_after_the_terminal_event():
+async def test_the_stream_frames_every_event_until_its_source_ends():
+    # A stream waiting on its client's confirmation goes on past confirm_mutation.
     async def events() -> AsyncIterator[dict[str, Any]]:
         yield {"type": "text_chunk", "content": "a"}
-        yield {"type": "error", "code": "chat_error", "message": "m"}
-        yield {"type": "text_chunk", "content": "never sent"}
+        yield {"type": "confirm_mutation", "id": "c"}
+        yield {"type": "done"}
 
     frames = [f async for f in heartbeat_frames(events(), 5)]
-    assert [json.loads(f[6:])["type"] for f in frames] == ["text_chunk", "error"]
+    assert [json.loads(f[6:])["type"] for f in frames] == ["text_chunk", "confirm_mutation", "done"]
 
 
-async def test_a_client_confirmation_ends_the_stream_at_confirm_mutation():
+async def until_awaiting(turns: int = 1) -> Turn:
+    """The turn waiting for its confirmation, once there is one."""
+    for _ in range(200):
+        waiting = [t async for t in Turn.objects.filter(status="awaiting_confirmation")]
+        if len(waiting) >= turns:
+            return waiting[-1]
+        await asyncio.sleep(0.02)
+    raise AssertionError("no turn waits for a confirmation")
+
+
+async def test_a_client_confirmation_keeps_the_stream_open_until_decided_elsewhere():
     user = await make_user()
     client = AsyncClient()
     await client.aforce_login(user)
-    _, body = await stream(client, {"text": 'mutate createPart {"name": "Bolt"}'})
+    streaming = asyncio.create_task(stream(client, {"text": 'mutate createPart {"name": "Bolt"}'}))
+    turn = await until_awaiting()
+    await asyncio.sleep(0.1)
+    assert not streaming.done()  # the client may still see the confirmation expire
+    pending = await PendingConfirmation.objects.aget(turn_id=turn.pk)
+    decided = await client.post(
+        "/chat/confirm/",
+        json.dumps({"confirmation_id": str(pending.pk), "confirmed": True}),
+        content_type="application/json",
+    )
+    assert types(decided.json()["events"])[0] == "confirmation_resolved"
+    _, body = await asyncio.wait_for(streaming, 5)  # ends at its next check, nothing more
     events = sse_events(body)
     assert types(events) == ["tool_call", "confirm_mutation"]
-    pending = events[-1]
-    assert (pending["approver"], pending["mutation"]) == ("client", "createPart")
-    assert pending["input"]["name"] == "Bolt"
-    assert (await Turn.objects.aget(pk=pending["turn_id"])).status == "awaiting_confirmation"
+    assert (events[-1]["approver"], events[-1]["mutation"]) == ("client", "createPart")
+    assert events[-1]["input"]["name"] == "Bolt"
+
+
+async def test_a_waiting_client_sees_its_confirmation_expire_without_any_sweeper(settings):
+    # The reference: confirm_timeout_seconds, "Seconds before a pending confirmation
+    # expires". The turn resumes then, the model hears it timed out, one terminal event.
+    configure(settings, confirm_timeout_seconds=0.4)
+    user = await make_user()
+    client = AsyncClient()
+    await client.aforce_login(user)
+    started = asyncio.get_running_loop().time()
+    _, body = await stream(client, {"text": 'mutate createPart {"name": "Bolt"}'})
+    waited = asyncio.get_running_loop().time() - started
+    events = sse_events(body)
+    assert types(events)[:3] == ["tool_call", "confirm_mutation", "confirmation_resolved"]
+    assert events[2]["status"] == "expired"
+    result = next(e for e in events if e["type"] == "tool_result")
+    assert result["result"]["reason"] == "confirmation_timed_out"
+    assert [e["type"] for e in events if e["type"] in TERMINAL_TYPES] == [
+        "confirm_mutation",
+        "done",
+    ]
+    assert 0.4 <= waited < 3
+    assert not await Part.objects.filter(name="Bolt").aexists()
+    turn = await Turn.objects.aget(pk=events[-1]["turn_id"])
+    assert turn.status == "completed"
 
 
 @pytest.mark.parametrize(

@@ -24,9 +24,9 @@ from chatomon.chat.pipeline.wire import (
     UNAVAILABLE_MESSAGE,
     error_event,
 )
-from chatomon.chat.public_errors import GENERIC_ERROR_CODE, public_chat_error
 from chatomon.errors import ToolLoopError, TurnError
 from chatomon.events import TurnDone
+from chatomon.public_errors import GENERIC_ERROR_CODE, public_chat_error
 from chatomon.schemas import Message, TurnReport
 
 if TYPE_CHECKING:

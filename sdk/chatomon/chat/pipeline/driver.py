@@ -25,11 +25,11 @@ from chatomon.chat.pipeline.wire import (
     public_error_event,
     streamed_event,
 )
-from chatomon.chat.public_errors import GENERIC_PUBLIC_ERROR, public_chat_error
 from chatomon.chat.store.protocol import ConversationStore
 from chatomon.chat.store.records import Approver, TurnStatus
 from chatomon.errors import NucleusError, ToolLoopError
 from chatomon.events import TurnDone, TurnSuspended
+from chatomon.public_errors import GENERIC_PUBLIC_ERROR, public_chat_error
 from chatomon.schemas import TurnReport
 
 __all__ = ["EventPublisher", "TurnDriver"]

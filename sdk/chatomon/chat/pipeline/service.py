@@ -307,6 +307,27 @@ class ChatService:
         """
         return await self._expire()
 
+    async def expire_confirmation(
+        self, confirmation_id: str | UUID, *, now: datetime | None = None
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Expire one overdue pending confirmation and yield its resumed turn's events.
+
+        For a transport whose client waits on the confirmation: when its `expires_at` has
+        come, the turn resumes at once (`confirmation_resolved` with status "expired", the
+        mutation's timed-out `tool_result`, the model's answer, then `done`, `error` or
+        another `confirm_mutation`), without waiting for `expire_due`'s sweep. Yields
+        nothing when it is not overdue, or was decided meanwhile: the one claim that wins
+        resolves it, whoever makes it.
+        """
+        try:
+            key = UUID(str(confirmation_id))
+        except ValueError:
+            return
+        for confirmation in await self.store.expire_due(now, confirmation_id=key):
+            async with contextlib.aclosing(self._resume(confirmation, None, None)) as events:
+                async for event in events:
+                    yield event
+
     async def _expire(self, confirmation_id: UUID | None = None) -> int:
         expired = await self.store.expire_due(confirmation_id=confirmation_id)
         for confirmation in expired:

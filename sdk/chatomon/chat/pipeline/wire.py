@@ -22,9 +22,9 @@ from __future__ import annotations
 from typing import Any
 
 from chatomon.chat.events import ToolCallStarted, ToolResult
-from chatomon.chat.public_errors import GENERIC_ERROR_MESSAGE, PublicChatError
 from chatomon.chat.store.records import PendingConfirmation
 from chatomon.events import TextChunk, TurnDone
+from chatomon.public_errors import GENERIC_ERROR_MESSAGE, PublicChatError
 
 __all__ = [
     "GENERIC_ERROR_MESSAGE",

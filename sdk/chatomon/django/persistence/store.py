@@ -7,7 +7,8 @@ Importing this module needs no settings: the models load on first use, once the 
 registry is ready. Every method runs one sync function of the ORM (from
 `chatomon.django.persistence.conversations`, `.turns` or `.confirmations`: one statement,
 or several in `transaction.atomic()`) through `_run`: off the event loop on a worker
-thread of the loop's executor (`sync_to_async(thread_sensitive=False)`), between the
+thread of the loop's executor (`sync_to_async(thread_sensitive=False)`; on SQLite, which
+writes one at a time, always the one thread `SQLITE_WORKER`), between the
 connection releases Django does at a request's edges
 (`chatomon.django.persistence.connections.released`). So a turn waiting on its model holds
 no database connection (with `CONN_MAX_AGE = 0`; with PostgreSQL's connection pool,
@@ -31,6 +32,7 @@ conversation = await store.create_conversation(Owner.session(request.session.ses
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, ParamSpec, TypeVar
 from uuid import UUID, uuid4
@@ -54,19 +56,30 @@ from chatomon.chat.store.records import (
 from chatomon.django.persistence.connections import released
 from chatomon.schemas import TokenUsage, TurnReport
 
-__all__ = ["DjangoStore"]
+__all__ = ["SQLITE_WORKER", "DjangoStore"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
 
-_released_off_the_loop = sync_to_async(released, thread_sensitive=False)
-"""`released` on the loop's worker threads, built once (building one per call would run
-asgiref's inspection of the function every time)."""
+SQLITE_WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chatomon-sqlite")
+"""The one thread of every SQLite store call in the process: SQLite writes one at a time
+whatever the threads (concurrent writers would wait on its lock, or fail on an in-memory
+database's), and the thread keeps its connection between calls."""
+
+# Built once each: building one per call would run asgiref's inspection every time.
+_on_the_loops_workers = sync_to_async(released, thread_sensitive=False)
+_on_the_sqlite_worker = sync_to_async(released, thread_sensitive=False, executor=SQLITE_WORKER)
 
 
 async def _run(function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     """`function(*args, **kwargs)`: a store unit of work, off the loop, connections released."""
-    result: T = await _released_off_the_loop(function, *args, **kwargs)
+    from django.db import connections, router
+
+    from chatomon.django.models import Conversation
+
+    on_sqlite = connections[router.db_for_write(Conversation)].vendor == "sqlite"
+    run = _on_the_sqlite_worker if on_sqlite else _on_the_loops_workers
+    result: T = await run(function, *args, **kwargs)
     return result
 
 

@@ -19,6 +19,7 @@ of them instead of one each. The rate limiter is awaited on the loop (`RateLimit
 from __future__ import annotations
 
 import inspect
+import logging
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Mapping
 from dataclasses import dataclass
@@ -51,6 +52,8 @@ __all__ = [
 ]
 
 
+logger = logging.getLogger(__name__)
+
 SESSION_MARKER = "chatomon_chat_id"
 """The session entry holding the anonymous chat identity (see `chat_identity`)."""
 DENIED_MESSAGE = "You are not allowed to use this chat."
@@ -65,16 +68,28 @@ def denied_event() -> dict[str, Any]:
 def permitted(settings: ChatSettings, user: Any, scope: Mapping[str, Any]) -> bool:
     """Whether the `permission` setting lets `user` in (no setting: everyone may).
 
+    The check answers True or False (False denies, as the reference says). Any other
+    answer is a configuration error (a check declared `-> None` is `chatomon.E002` at
+    startup): it is logged as one on every request, never taken silently; None denies.
     Sync, for a worker thread: an async check runs on the event loop (`async_to_sync`).
     """
     check = settings.permission
     if check is None:
         return True
     if inspect.iscoroutinefunction(check):
-        return bool(async_to_sync(check)(user, scope))
-    answer = check(user, scope)
-    if inspect.isawaitable(answer):  # a sync callable that returned an awaitable
-        answer = async_to_sync(_awaited)(answer)
+        answer = async_to_sync(check)(user, scope)
+    else:
+        answer = check(user, scope)
+        if inspect.isawaitable(answer):  # a sync callable that returned an awaitable
+            answer = async_to_sync(_awaited)(answer)
+    if not isinstance(answer, bool):
+        logger.error(
+            "the chat permission check %s answered %r, not True or False: "
+            "a configuration error, taken as %s",
+            getattr(check, "__qualname__", repr(check)),
+            answer,
+            bool(answer),
+        )
     return bool(answer)
 
 

@@ -22,6 +22,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonRespons
 
 from chatomon.django.settings import ChatSettings
 from chatomon.django.transports.admission import collect
+from chatomon.django.transports.expiry import through_expiry
 from chatomon.django.transports.http import ChatEndpoint, envelope
 from chatomon.django.transports.requests import parse_confirm
 from chatomon.django.transports.sse import (
@@ -61,5 +62,6 @@ class ChatConfirmView(ChatEndpoint):
             return admitted
         events = admitted.resolve_confirmation()
         if wants_event_stream(request):
-            return event_stream_response(events, self.heartbeat_seconds)
+            waiting = through_expiry(events, admitted.service, admitted.owner)
+            return event_stream_response(waiting, self.heartbeat_seconds)
         return JsonResponse(envelope(await collect(events)))

@@ -33,6 +33,7 @@ from django.views import View
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 
 from chatomon.chat.store.records import Owner
+from chatomon.django.persistence.connections import release_spent_connections
 from chatomon.django.service import chat_service
 from chatomon.django.settings import ChatSettings, chat_settings
 from chatomon.django.transports.admission import (
@@ -169,6 +170,10 @@ class ChatEndpoint(View):
         if session is None and not user.is_authenticated:
             return self.refuse(request, 403, denied_event())  # no SessionMiddleware: no owner
         owner, scope = identify(user, session, request.META.get("REMOTE_ADDR"))
+        # The last sync work on the request's thread before the turn, which may wait on
+        # its model for long (a stream): what Django would close at the request's end
+        # (the user's and the session's connection) is released now, not when it ends.
+        release_spent_connections()
         return user, owner, scope, parsed
 
 

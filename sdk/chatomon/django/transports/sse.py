@@ -5,7 +5,10 @@ The response is `text/event-stream` with `Cache-Control: no-cache` and
 under ASGI. The anonymous session exists before the headers go out, so the first byte the
 client reads already comes with a usable session cookie. A comment line (`: heartbeat`) is
 sent whenever no event came for `heartbeat_seconds` (15 s) so that proxies keep a long turn
-open; the stream ends after the terminal event (done, error, confirm_mutation).
+open; the stream ends after the terminal event (done, error, confirm_mutation), except
+that a `confirm_mutation` the end user must decide keeps it open until the confirmation is
+decided elsewhere (it then ends) or expires (its resumed turn follows; see
+`chatomon.django.transports.expiry`).
 
 The turn runs in a task of its own, feeding a queue the response reads: the turn's code
 always runs in one task (its timeouts and context stay intact), and a client that goes
@@ -27,8 +30,9 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 
-from chatomon.chat.pipeline.wire import GENERIC_ERROR_MESSAGE, TERMINAL_TYPES, error_event
+from chatomon.chat.pipeline.wire import GENERIC_ERROR_MESSAGE, error_event
 from chatomon.django.audit.signals import send_chat_error
+from chatomon.django.transports.expiry import through_expiry
 from chatomon.django.transports.http import ChatEndpoint
 
 __all__ = [
@@ -77,7 +81,9 @@ async def heartbeat_frames(
 ) -> AsyncIterator[bytes]:
     """The events as SSE frames, a heartbeat comment after each quiet `heartbeat_seconds`.
 
-    Ends after the first terminal event; closing it early cancels the turn.
+    Ends with the events (a stream waiting on its client's confirmation goes on past its
+    `confirm_mutation`: see `chatomon.django.transports.expiry`); closing it early cancels
+    the turn.
     """
     queue: asyncio.Queue[Any] = asyncio.Queue()
     producer = asyncio.ensure_future(_produce(events, queue))
@@ -95,8 +101,6 @@ async def heartbeat_frames(
             if item is _END:
                 return
             yield frame(item)
-            if item.get("type") in TERMINAL_TYPES:
-                return
     finally:
         if getter is not None:
             getter.cancel()
@@ -141,4 +145,5 @@ class ChatStreamView(ChatEndpoint):
         admitted = await self.admit(request)
         if isinstance(admitted, HttpResponseBase):
             return admitted
-        return event_stream_response(admitted.run_turn(), self.heartbeat_seconds)
+        events = through_expiry(admitted.run_turn(), admitted.service, admitted.owner)
+        return event_stream_response(events, self.heartbeat_seconds)

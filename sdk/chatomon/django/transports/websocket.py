@@ -49,6 +49,7 @@ from chatomon.django.transports.admission import (
     limiter_for,
     permitted,
 )
+from chatomon.django.transports.expiry import awaits_client, seconds_left
 from chatomon.django.transports.requests import (
     BadRequest,
     ConfirmRequest,
@@ -82,6 +83,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
         self.task: asyncio.Task[None] | None = None
         self.conversation_id: str | None = None
         """The socket's conversation: where its last turn ran (see `_follow`)."""
+        self.expiry: asyncio.Task[None] | None = None
+        """Waits for the open client confirmation to expire (`_expire_when_due`)."""
+        self.watched: str | None = None
+        """The id of that confirmation."""
         try:
             self.settings = chat_settings()
             if not self.settings.enabled:
@@ -112,6 +117,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         """Cancel the running turn (recorded as aborted) and leave the groups."""
+        self._stop_watching()
         task = getattr(self, "task", None)
         if task is not None and not task.done():
             task.cancel()
@@ -162,6 +168,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
         if refusal is not None:
             await self.send_event(refusal)
             return
+        if decision.confirmation_id == self.watched:
+            self._stop_watching()  # decided before it expired
         resumed = await self._turn_of(decision.confirmation_id)
         self.state.forget(decision.confirmation_id)  # decided here: no longer open, won or not
         if resumed is not None:
@@ -197,12 +205,18 @@ class ChatConsumer(AsyncWebsocketConsumer):
     async def _stream(self, events: Any, resumed: str | None = None) -> None:
         """Send a turn's events; a resumed turn's group copies stay dropped (SocketState)."""
         won = False
+        last: dict[str, Any] | None = None
         try:
             async with contextlib.aclosing(events) as stream:
                 async for event in stream:
                     won = won or event.get("type") == "confirmation_resolved"
+                    last = event
                     await self._follow(event)
                     await self.send_event(event)
+            if awaits_client(last):
+                assert last is not None
+                self.watched = last["id"]
+                self.expiry = asyncio.ensure_future(self._expire_when_due(last))
         except Exception as error:
             logger.exception("chat socket turn failed")
             send_chat_error("chat_error", GENERIC_ERROR_MESSAGE, exception=error, user=self.user)
@@ -210,6 +224,28 @@ class ChatConsumer(AsyncWebsocketConsumer):
         finally:
             if resumed is not None:
                 self.state.own_stream_ended(resumed, resumed=won)
+
+    async def _expire_when_due(self, pending: dict[str, Any]) -> None:
+        """When the client's confirmation runs out, resume its turn here, as timed out.
+
+        The reference's `confirm_timeout_seconds`: the client sees the expiry when it
+        happens. Nothing comes when the confirmation was decided elsewhere meanwhile.
+        """
+        await asyncio.sleep(seconds_left(pending))
+        if self.task is not None and not self.task.done():
+            await asyncio.wait({self.task})
+        turn = pending["turn_id"]
+        self.state.forget(pending["id"])
+        self.state.suppress(turn)  # its events come from our own stream, not the group
+        self.watched = self.expiry = None
+        events = self.service.expire_confirmation(pending["id"])
+        self.task = asyncio.ensure_future(self._stream(events, turn))
+
+    def _stop_watching(self) -> None:
+        expiry = getattr(self, "expiry", None)
+        if expiry is not None:
+            expiry.cancel()
+        self.watched = self.expiry = None
 
     async def _follow(self, event: dict[str, Any]) -> None:
         """Track confirmations and join the event's conversation group."""
