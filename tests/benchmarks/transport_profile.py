@@ -101,7 +101,9 @@ async def profiled_series(application: Any, request: SingleRequest, service: boo
     Threads are profiled from the warm-up on and their profiles cleared after it: the one
     thread asgiref runs ChatService's sync work on starts with the first turn and stays.
     """
-    body = json.dumps({"text": request.text}).encode()
+    # Each request a turn of a new conversation, as the figures before conversations
+    # continued by default: a conversation's growing history is another measurement.
+    body = json.dumps({"text": request.text, "new_conversation": True}).encode()
     cookie = b"csrftoken=benchmarkbenchmarkbenchmarkbench"
     threads = ThreadProfiles()
     loop_profile = cProfile.Profile()
@@ -124,7 +126,9 @@ async def one_turn(text: str) -> None:
     from chatomon.chat.store.records import Owner  # noqa: PLC0415
     from chatomon.django.service import chat_service  # noqa: PLC0415
 
-    async for _ in chat_service().run_turn(None, text, owner=Owner.session("bench")):
+    async for _ in chat_service().run_turn(
+        None, text, owner=Owner.session("bench"), new_conversation=True
+    ):
         pass
 
 

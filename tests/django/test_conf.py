@@ -115,6 +115,7 @@ def test_unknown_nested_keys_are_named_with_their_path() -> None:
         ({"max_results": True}, "max_results", True),
         ({"query_timeout_seconds": -1}, "query_timeout_seconds", -1),
         ({"max_retries_per_message": -1}, "max_retries_per_message", -1),
+        ({"max_retries_counts": "failed_rounds"}, "max_retries_counts", "failed_rounds"),
         ({"max_mutations_per_message": 1.5}, "max_mutations_per_message", 1.5),
         ({"tool_strategy": "everything"}, "tool_strategy", "everything"),
         ({"recover_missing_tool_calls": 1}, "recover_missing_tool_calls", 1),

@@ -120,9 +120,10 @@ def build_chat_service(settings: ChatSettings | None = None) -> ChatService:
 
     DjangoStore, the configured provider, the chat tools over the manager registry, the
     atom's orbitals, the loop limits, the signal and audit listeners, the channel-layer
-    publisher and the actor loader.
+    publisher, the actor loader, and the owners' token budgets for resumed turns.
     """
     from chatomon.django.persistence.store import DjangoStore
+    from chatomon.django.transports.ratelimit import RateLimiter
 
     chosen = settings or chat_settings()
     return ChatService(
@@ -139,6 +140,7 @@ def build_chat_service(settings: ChatSettings | None = None) -> ChatService:
         listeners=_listeners(chosen),
         publisher=publish_event,
         actor_loader=load_actor,
+        budget_for=RateLimiter(chosen).owner_budget,
     )
 
 

@@ -136,6 +136,9 @@ class ChatService:
         actor_loader: Rebuilds the asking actor from the conversation owner when someone
             else resumes the turn (a staff member, an expiry). The default gives a
             `SimpleActor` with the owner's user id (unauthenticated for a session).
+        budget_for: The conversation owner's rate-limit budget, for the turns someone
+            else resumes (a staff decision, an expiry): the asker's usage is counted
+            whoever decides. None: such turns spend the decider's budget, if given.
     """
 
     def __init__(
@@ -154,6 +157,7 @@ class ChatService:
         listeners: Sequence[ActivityListener] = (),
         publisher: EventPublisher | None = None,
         actor_loader: Callable[[Owner], Awaitable[Any]] | None = None,
+        budget_for: Callable[[Owner], TurnBudget | None] | None = None,
     ) -> None:
         self.store = store
         self.provider = provider
@@ -164,6 +168,7 @@ class ChatService:
         self.max_recent_messages = max_recent_messages
         self.summarize_after = summarize_after
         self.actor_loader = actor_loader or _simple_actor
+        self.budget_for = budget_for
         self.driver = TurnDriver(
             store,
             listeners=tuple(listeners),
@@ -274,7 +279,7 @@ class ChatService:
             owner: The client's conversation owner; default `Owner.user(actor.id)`.
             reason: Why (a rejection's reason), stored with the decision.
             budget: The decider's rate-limit budget for the resumed turn's confirmed write
-                and provider rounds.
+                and provider rounds, unless `budget_for` gives the owner's.
         """
         try:
             key = (
@@ -379,6 +384,8 @@ class ChatService:
             waited_seconds=max(0.0, (decided_at - confirmation.created_at).total_seconds()),
             outcome=outcome,
         )
+        if self.budget_for is not None:
+            budget = self.budget_for(run.owner)  # the asker's, whoever decided
         loop = self._loop(run.actor, budget, resume=LoopResume(state["loop"], outcome))
         stream = self._atom(loop).resume(snapshot, pause=pause)
         async with contextlib.aclosing(self.driver.drive(run, stream)) as events:

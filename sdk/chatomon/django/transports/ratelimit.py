@@ -56,6 +56,7 @@ from django.core.cache.backends.redis import RedisCache
 from django.utils.module_loading import import_string
 from redis.commands.core import Script
 
+from chatomon.chat.store.records import Owner
 from chatomon.data.actor import is_authenticated
 from chatomon.django.settings import ChatSettings, RateLimitSettings
 from chatomon.schemas import TokenUsage
@@ -352,6 +353,17 @@ class RateLimiter:
     def budget(self, scope: str) -> TokenBudget:
         """The token budgets of `scope`, for one turn (`ChatService.run_turn(budget=...)`)."""
         return TokenBudget(self, scope)
+
+    def owner_budget(self, owner: Owner) -> TokenBudget:
+        """The token budgets of a conversation owner (`ChatService(budget_for=...)`).
+
+        The scope `scope_key` gives the same asker: "user:<id>" or "session:<identity>".
+
+        Examples:
+            >>> RateLimiter.__new__(RateLimiter).owner_budget(Owner.user(7)).scope
+            'user:7'
+        """
+        return TokenBudget(self, f"{owner.kind}:{owner.key}")
 
     def _requests_key(self, scope: str) -> str:
         return f"{self.prefix}:requests:{scope}"
