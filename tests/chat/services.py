@@ -16,6 +16,7 @@ from chatomon.data.fixtures import toy_registry
 from chatomon.data.mutations import mutation
 from chatomon.providers import ScriptedProvider
 from chatomon.providers.testing import tool_call
+from chatomon.schemas import TokenUsage
 
 USER = SimpleActor(id=7, is_authenticated=True)
 OTHER = SimpleActor(id=8, is_authenticated=True)
@@ -69,3 +70,17 @@ def rename_script(answer: str = "Done.") -> ScriptedProvider:
 async def collect(events: AsyncIterator[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every event of a stream."""
     return [event async for event in events]
+
+
+class Budget:
+    """A TurnBudget exhausted (for `wait` seconds) once `allowed` usages were recorded."""
+
+    def __init__(self, allowed: int, wait: float = 12.5) -> None:
+        self.allowed, self.wait = allowed, wait
+        self.recorded: list[TokenUsage] = []
+
+    async def check(self) -> float | None:
+        return None if len(self.recorded) < self.allowed else self.wait
+
+    async def record(self, usage: TokenUsage) -> None:
+        self.recorded.append(usage)

@@ -14,6 +14,8 @@ from chatomon.errors import ToolLoopError
 from chatomon.providers.base import ToolCall
 from chatomon.providers.testing import ScriptedProvider
 
+from .services import Budget
+
 CONVERSATION = uuid.uuid4()
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -67,20 +69,6 @@ async def test_up_to_summarize_after_messages_nothing_is_summarized() -> None:
         )
     assert [m.content for m in built.messages] == [m.item.content for m in stored(chat(25))]
     assert built.summary is None
-
-
-class Budget:
-    """A TurnBudget that is exhausted (for `wait` seconds) once `allowed` usages were recorded."""
-
-    def __init__(self, allowed: int, wait: float = 12.5) -> None:
-        self.allowed, self.wait = allowed, wait
-        self.recorded: list[TokenUsage] = []
-
-    async def check(self) -> float | None:
-        return None if len(self.recorded) < self.allowed else self.wait
-
-    async def record(self, usage: TokenUsage) -> None:
-        self.recorded.append(usage)
 
 
 async def test_a_summarys_usage_is_recorded_on_the_budget() -> None:

@@ -21,6 +21,8 @@ from chatomon.errors import ConfigurationError, ToolLoopError
 from chatomon.providers import ScriptedProvider
 from chatomon.providers.testing import Delay, tool_call
 
+from .services import Budget
+
 USER = SimpleActor(id=7, is_authenticated=True)
 
 
@@ -493,20 +495,6 @@ async def test_a_decided_mutation_is_audited(approve: bool) -> None:
     ]
 
 
-class Budget:
-    """A TurnBudget exhausted (for `wait` seconds) once `allowed` usages were recorded."""
-
-    def __init__(self, allowed: int, wait: float = 41.2) -> None:
-        self.allowed, self.wait = allowed, wait
-        self.recorded: list[TokenUsage] = []
-
-    async def check(self) -> float | None:
-        return None if len(self.recorded) < self.allowed else self.wait
-
-    async def record(self, usage: TokenUsage) -> None:
-        self.recorded.append(usage)
-
-
 async def test_an_exhausted_budget_rejects_the_next_tool() -> None:
     """The reference: "Once a token budget is exhausted, GeneralManager records the completed
     provider usage and rejects the next tool, confirmation write, summary, or provider round.
@@ -525,7 +513,7 @@ async def test_an_exhausted_budget_rejects_the_next_tool() -> None:
 
     toolset.call = watched_call  # type: ignore[method-assign]
     provider = ScriptedProvider([[tool_call("query", {"manager": "PartManager"}), usage]])
-    budget = Budget(allowed=1)
+    budget = Budget(allowed=1, wait=41.2)
     atom = Atom("data", ToolLoop(provider, toolset, actor=USER, budget=budget))
     events, error = await run_to_error(atom)
     assert (error.code, error.retry_after_seconds) == ("rate_limited", 42)
@@ -537,7 +525,7 @@ async def test_an_exhausted_budget_rejects_the_next_tool() -> None:
 async def test_an_exhausted_budget_rejects_the_next_provider_round() -> None:
     """The reference: an exhausted token budget rejects the next "provider round"."""
     provider = ScriptedProvider([["never asked"]])
-    _, error = await run_to_error(Atom("data", loop(provider, budget=Budget(allowed=0))))
+    _, error = await run_to_error(Atom("data", loop(provider, budget=Budget(allowed=0, wait=41.2))))
     assert error.code == "rate_limited"
     assert provider.requests == []
 
@@ -549,7 +537,7 @@ async def test_an_exhausted_budget_rejects_a_confirmed_write() -> None:
     it): the approved mutation is not executed.
     """
     log: list[dict[str, Any]] = []
-    budget = Budget(allowed=5)
+    budget = Budget(allowed=5, wait=41.2)
 
     async def confirmer(pending: ConfirmMutation) -> bool:
         budget.allowed = 0  # spent elsewhere meanwhile

@@ -21,7 +21,7 @@ from chatomon.data.actor import SimpleActor
 from chatomon.providers import ScriptedProvider
 from chatomon.providers.testing import tool_call
 
-from .services import OTHER, USER, collect, service
+from .services import OTHER, USER, Budget, collect, service
 
 pytestmark = pytest.mark.usefixtures("close_worker_connections")
 
@@ -283,20 +283,6 @@ async def test_a_store_failure_while_claiming_is_a_generic_chat_error() -> None:
     assert [(e["type"], e["code"]) for e in events] == [("error", "chat_error")]
 
 
-class Budget:
-    """A TurnBudget exhausted (for `wait` seconds) once `allowed` usages were recorded."""
-
-    def __init__(self, allowed: int, wait: float = 7.2) -> None:
-        self.allowed, self.wait = allowed, wait
-        self.recorded: list[TokenUsage] = []
-
-    async def check(self) -> float | None:
-        return None if len(self.recorded) < self.allowed else self.wait
-
-    async def record(self, usage: TokenUsage) -> None:
-        self.recorded.append(usage)
-
-
 async def two_turns(chat: Any) -> str:
     """Two answered turns of one conversation; its id."""
     conversation = None
@@ -321,7 +307,7 @@ async def test_a_turns_summary_spends_the_askers_budget(store: ConversationStore
     )
     chat = service(store, provider, max_recent_messages=2, summarize_after=2)
     conversation = await two_turns(chat)
-    budget = Budget(allowed=5)
+    budget = Budget(allowed=5, wait=7.2)
     events = await collect(chat.run_turn(USER, "question 2", conversation, budget=budget))
     assert events[-1]["type"] == "done"
     assert budget.recorded == [summary, answer]
@@ -334,7 +320,7 @@ async def test_an_exhausted_budget_rejects_the_turns_summary(store: Conversation
     chat = service(store, provider, max_recent_messages=2, summarize_after=2)
     conversation = await two_turns(chat)
     events = await collect(
-        chat.run_turn(USER, "question 2", conversation, budget=Budget(allowed=0))
+        chat.run_turn(USER, "question 2", conversation, budget=Budget(allowed=0, wait=7.2))
     )
     assert [(e["type"], e["code"], e["retry_after_seconds"]) for e in events] == [
         ("error", "rate_limited", 8)

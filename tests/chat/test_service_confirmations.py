@@ -22,6 +22,7 @@ from .services import (
     RENAME,
     STAFF,
     USER,
+    Budget,
     collect,
     confirm_settings,
     rename_script,
@@ -451,20 +452,6 @@ async def test_listeners_hear_every_step_and_a_failing_one_is_harmless(
     assert executed.payload["result"]["status"] == "executed"
     assert all(a.turn_id == pending["turn_id"] for a in heard)
     assert heard[0].actor is USER
-
-
-class Budget:
-    """A TurnBudget that frees after `wait` seconds once `allowed` rounds ran."""
-
-    def __init__(self, allowed: int, wait: float) -> None:
-        self.allowed, self.wait = allowed, wait
-        self.recorded: list[TokenUsage] = []
-
-    async def check(self) -> float | None:
-        return None if len(self.recorded) < self.allowed else self.wait
-
-    async def record(self, usage: TokenUsage) -> None:
-        self.recorded.append(usage)
 
 
 async def test_an_exhausted_budget_ends_the_turn_rate_limited(store: ConversationStore) -> None:
