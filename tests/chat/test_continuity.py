@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from chatomon.chat.store import ConversationStore, Owner
+import pytest
+
+from chatomon.chat.store import ConversationStore, MessageItem, Owner
 from chatomon.providers.testing import FunctionProvider
 
 from .services import OTHER, USER, collect, service
@@ -57,3 +59,27 @@ async def test_owners_never_continue_each_others_conversations(store: Conversati
     assert [c.id for c in await store.list_conversations(Owner.user(8))] == [
         UUID(theirs["conversation_id"])
     ]
+
+
+async def test_the_current_conversation_is_where_the_owner_last_asked(
+    store: ConversationStore,
+) -> None:
+    # A staff decision or an expiry appends to an older conversation: the next plain
+    # message still continues the one the owner last asked in.
+    chat = service(store, FunctionProvider(said_before))
+    older = (await collect(chat.run_turn(USER, "one")))[-1]
+    newer = (await collect(chat.run_turn(USER, "two", new_conversation=True)))[-1]
+    await store.append_messages(
+        Owner.user(7), UUID(older["conversation_id"]), [MessageItem.assistant("resumed")]
+    )
+    after = (await collect(chat.run_turn(USER, "three")))[-1]
+    assert after["conversation_id"] == newer["conversation_id"]
+
+
+async def test_new_conversation_beside_a_conversation_id_is_refused(
+    store: ConversationStore,
+) -> None:
+    chat = service(store, FunctionProvider(said_before))
+    first = (await collect(chat.run_turn(USER, "one")))[-1]
+    with pytest.raises(ValueError, match="new_conversation"):
+        await collect(chat.run_turn(USER, "x", first["conversation_id"], new_conversation=True))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
@@ -118,3 +119,27 @@ async def test_exactly_one_resolution_wins_when_expiry_and_a_decision_race(setti
     assert turn.status == "completed"
     created = await Part.objects.filter(name="Bolt").aexists()
     assert created == (stored.status == "approved")
+
+
+async def test_a_socket_deciding_just_after_expiry_sees_the_expiry_whole(settings):
+    # Its late decision is refused (confirmation_unavailable, the reference's "... or
+    # expired"); the expiry that decision's touch ran is still the client's to see, whole.
+    configure(settings, confirm_timeout_seconds=0.3)
+    socket, _ = await open_socket()
+    await socket.send_to(text_data=json.dumps(CREATE))
+    pending = (await receive_until(socket, "confirm_mutation"))[-1]
+    expires_at = datetime.fromisoformat(pending["expires_at"])
+    await asyncio.sleep(max(0.0, (expires_at - datetime.now(UTC)).total_seconds()) + 0.01)
+    decision = {"type": "confirm", "confirmation_id": pending["id"], "confirmed": True}
+    await socket.send_to(text_data=json.dumps(decision))  # before the socket's own timer
+    events = await receive_until(socket, "done", wait=3)
+    kinds = [e["type"] for e in events]
+    assert kinds.count("confirmation_resolved") == 1 and kinds.count("done") == 1
+    resolved = next(e for e in events if e["type"] == "confirmation_resolved")
+    assert resolved["status"] == "expired"
+    assert kinds.index("confirmation_resolved") < kinds.index("tool_result") < kinds.index("done")
+    unavailable = [e for e in events if e.get("code") == "confirmation_unavailable"]
+    assert len(unavailable) == 1
+    assert await socket.receive_nothing(0.3)
+    assert not await Part.objects.filter(name="Bolt").aexists()
+    await socket.disconnect()

@@ -13,7 +13,7 @@ socket streaming that conversation has joined.
 
 ```python
 service = chat_service()
-owner = owner_for(request.user, request.session.session_key)
+owner, _ = identify(request.user, request.session, None)  # transports.admission
 async for event in service.run_turn(request.user, "Which parts?", owner=owner):
     ...
 ```
@@ -140,7 +140,7 @@ def build_chat_service(settings: ChatSettings | None = None) -> ChatService:
         listeners=_listeners(chosen),
         publisher=publish_event,
         actor_loader=load_actor,
-        budget_for=RateLimiter(chosen).owner_budget,
+        budget_for=lambda owner: RateLimiter(chat_settings()).owner_budget(owner),
     )
 
 

@@ -197,7 +197,7 @@ class ChatService:
             actor: Who asks (tool scopes and mutation permissions use it).
             text: The user message.
             conversation_id: The conversation to continue; None continues the owner's
-                current one (the most recently updated; a new one when there is none).
+                current one (where its latest turn started; a new one when there is none).
             owner: The conversation owner; default `Owner.user(actor.id)`.
             budget: The asker's rate-limit budget, checked before every provider round,
                 round of tool calls, confirmed write and summary, and told their usage.
@@ -205,7 +205,12 @@ class ChatService:
                 client confirmation ends the turn with `confirmation_required_transport`;
                 staff approvals still suspend it.
             new_conversation: Start a new conversation (with no `conversation_id`).
+
+        Raises:
+            ValueError: Both `new_conversation` and a `conversation_id`.
         """
+        if new_conversation and conversation_id is not None:
+            raise ValueError("new_conversation starts a conversation: give no conversation_id")
         who = owner_of(actor, owner)
         try:
             opened = await self._open(who, conversation_id, latest=not new_conversation)
@@ -385,7 +390,7 @@ class ChatService:
             outcome=outcome,
         )
         if self.budget_for is not None:
-            budget = self.budget_for(run.owner)  # the asker's, whoever decided
+            budget = self.budget_for(run.owner) or budget  # the asker's, whoever decided
         loop = self._loop(run.actor, budget, resume=LoopResume(state["loop"], outcome))
         stream = self._atom(loop).resume(snapshot, pause=pause)
         async with contextlib.aclosing(self.driver.drive(run, stream)) as events:

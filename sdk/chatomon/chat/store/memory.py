@@ -144,6 +144,15 @@ class MemoryStore:
             self._turns[turn.id] = turn
         return turn
 
+    def _current(self, owner: Owner) -> UUID | None:
+        """The conversation where `owner`'s latest turn started (see the protocol)."""
+        with self._lock:
+            mine = {c.id: c for c in self._conversations.values() if c.owner == owner}
+            started = [t for t in self._turns.values() if t.conversation_id in mine]
+        if started:
+            return max(started, key=lambda turn: turn.started_at).conversation_id
+        return max(mine.values(), key=lambda c: c.created_at).id if mine else None
+
     async def open_turn(
         self,
         owner: Owner,
@@ -155,8 +164,7 @@ class MemoryStore:
         """Start a running turn: the conversation (see the protocol), its items, the turn."""
         moment = aware(now)
         if conversation_id is None and latest:
-            mine = await self.list_conversations(owner)
-            conversation_id = mine[0].id if mine else None
+            conversation_id = self._current(owner)
         if conversation_id is None:
             conversation = await self.create_conversation(owner, now=moment)
         else:

@@ -108,7 +108,8 @@ class ConversationStore(Protocol):
         """Start a running turn in one unit of work: the conversation, its items, the turn.
 
         `conversation_id=None` starts a new conversation, or with `latest` continues the
-        owner's most recently updated one (a new one when the owner has none). Returns
+        owner's current one: where the owner's latest turn started (a new one when the
+        owner has none). Returns
         None when the named conversation is unknown or not `owner`'s (nothing is written
         then).
         """

@@ -4,18 +4,19 @@ Django releases a thread's connections at the edges of a request: `close_old_con
 on `request_started` and `request_finished` closes those past `CONN_MAX_AGE` (all of them
 with the default 0; with `"OPTIONS": {"pool": True}` on PostgreSQL, "closing" hands the
 connection back to the pool) and those that broke. Chat turns do not keep that rhythm: a
-streamed turn waits on its model for seconds inside one request, and turns streamed from
-the event loop (SSE, WebSocket) store on asgiref's shared sync thread, which serves no
-request at all. So every store call is given the edges of a request of its own
-(`released`): a waiting turn holds no connection, and a connection that broke (the database
-restarted, a proxy cut it) is dropped by the next call instead of failing every later one.
+streamed turn waits on its model for seconds inside one request, and the store's calls run
+on worker threads that serve no request at all (`chatomon.django.persistence.store`). So
+every store call is given the edges of a request of its own (`released`): a waiting turn
+holds no connection, and a connection that broke (the database restarted, a proxy cut it)
+is dropped by the next call instead of failing every later one. The chat views release
+the request thread's own before a turn, and a stream before it waits on a confirmation.
 
-While the caller holds a transaction on the thread (`transaction.atomic` around the store
-call, or a test's), nothing is released: closing its connection would break it. Nor are
-SQLite connections: a file handle holds no server's connection slot and cannot be cut by
-a restart, while closing the last one checkpoints the write-ahead log and reopening one
-reruns its set-up (together over a millisecond per store call); Django closes them at the
-request's end as always.
+While a transaction is open on the thread (`transaction.atomic` around `released`),
+nothing is released: closing its connection would break it. Nor are SQLite connections: a
+file handle holds no server's connection slot and cannot be cut by a restart, while
+closing the last one checkpoints the write-ahead log and reopening one reruns its set-up
+(together over a millisecond per store call); the store's SQLite calls keep theirs on
+their one thread.
 """
 
 from __future__ import annotations

@@ -25,7 +25,8 @@ it never joins a transaction the caller holds.
 from chatomon.django.persistence.store import DjangoStore
 
 store = DjangoStore()
-conversation = await store.create_conversation(Owner.session(request.session.session_key))
+owner, _ = identify(request.user, request.session, request.META.get("REMOTE_ADDR"))
+conversation = await store.create_conversation(owner)
 ```
 """
 

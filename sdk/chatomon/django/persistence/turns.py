@@ -15,6 +15,7 @@ from typing import Any
 from uuid import UUID
 
 from django.db import IntegrityError, router, transaction
+from django.db.models import F, Max
 
 from chatomon.chat.store.records import (
     MessageItem,
@@ -53,7 +54,7 @@ def open_turn(
     """Start a running turn: 2 statements for a new conversation, 3 for an existing one.
 
     `conversation_id=None` starts a new conversation, or with `latest` continues the
-    owner's most recently updated one (the same 3 statements; 4 when there is none yet).
+    owner's current one (`current_conversation`; the same 3 statements, 4 when it has none).
     A new conversation and its turn are inserted in one transaction: one commit (a disk
     sync on PostgreSQL) instead of two, and no empty conversation if the turn fails. The
     reads of an existing one need no snapshot of their own: the turn is inserted last.
@@ -63,7 +64,7 @@ def open_turn(
         if found is None:
             return None
     elif latest:
-        found = owned_by(owner).order_by("-updated_at").first()
+        found = current_conversation(owner)
     else:
         found = None
     if found is None:
@@ -76,6 +77,16 @@ def open_turn(
     messages = items_of(found.pk)
     turn = _running_turn(found, now)
     return OpenedTurn(conversation_record(found), messages, turn_record(turn))
+
+
+def current_conversation(owner: Owner) -> models.Conversation | None:
+    """The owner's current conversation: where the owner's latest turn started.
+
+    Not the latest updated: a staff decision or an expiry appends to an older one.
+    """
+    started = Max("turns__started_at")
+    mine = owned_by(owner).annotate(last_started=started)
+    return mine.order_by(F("last_started").desc(nulls_last=True), "-created_at").first()
 
 
 def _running_turn(conversation: models.Conversation, now: datetime) -> models.Turn:

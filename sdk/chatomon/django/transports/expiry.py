@@ -22,8 +22,12 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
+from asgiref.sync import sync_to_async
+
 from chatomon.chat.pipeline import ChatService
+from chatomon.chat.pipeline.wire import resolved_event
 from chatomon.chat.store.records import Owner
+from chatomon.django.persistence.connections import release_spent_connections
 
 __all__ = [
     "EXPIRY_GRACE_SECONDS",
@@ -94,6 +98,9 @@ async def through_expiry(
         yield event
     if last is None or not awaits_client(last):
         return
+    # The turn's tools ran their queries on the request's thread: what they left open
+    # there is released before the wait, which may last `confirm_timeout_seconds`.
+    await sync_to_async(release_spent_connections)()
     key = UUID(last["id"])
     while (remaining := seconds_left(last)) > EXPIRY_GRACE_SECONDS:
         await asyncio.sleep(min(poll_seconds, remaining))
@@ -101,5 +108,12 @@ async def through_expiry(
         if found is None or found.status not in ("pending", "expired"):
             return  # decided: its events went to whoever decided
     await asyncio.sleep(EXPIRY_GRACE_SECONDS)
+    expired = False
     async for resumed in service.expire_confirmation(key):
+        expired = True
         yield resumed
+    if not expired:  # another resolved it first (the sweeper): say how, at least
+        found = await service.store.get_confirmation(key, owner=owner)
+        if found is not None and found.status != "pending":
+            ids = {"conversation_id": last["conversation_id"], "turn_id": last["turn_id"]}
+            yield {**resolved_event(found), **ids}

@@ -6,8 +6,10 @@ Kept apart from the consumer so the rules can be read (and tested) without a soc
   socket, or in a group event), or its `expires_at` passes; while open, a new message gets
   `confirmation_pending`. Staff approvals are remembered only to find their turn.
 - a turn this socket resumes itself is also published to the conversation's group; its
-  group copies are dropped until the group delivered that turn's terminal event (or, for a
-  resumption that never started, at once; a lost echo lapses after `ECHO_WINDOW_SECONDS`).
+  group copies are dropped until the group delivered that turn's terminal event (a lost
+  echo lapses after `ECHO_WINDOW_SECONDS`). Until the socket's own stream shows whether its
+  claim won, they are held: when it lost (someone else, or the expiry its late decision
+  touched, resumed the turn), the held events are the client's to see after all.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ class _Echo:
 
     own_ended_at: float | None = None
     group_terminal_seen: bool = False
+    held: list[dict[str, Any]] = field(default_factory=list)
+    """Group events that came while the socket's own stream ran."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,15 +105,22 @@ class SocketState:
         """This socket resumes `turn_id`: drop its group copies."""
         self.echoes[turn_id] = _Echo()
 
-    def own_stream_ended(self, turn_id: str, *, resumed: bool) -> None:
-        """The socket's own stream of `turn_id` ended (`resumed`: the claim won)."""
+    def own_stream_ended(self, turn_id: str, *, resumed: bool) -> list[dict[str, Any]]:
+        """The socket's own stream of `turn_id` ended (`resumed`: the claim won).
+
+        Returns the held group events to send now: those of a turn another claim resumed.
+        """
         echo = self.echoes.get(turn_id)
         if echo is None:
-            return
-        if not resumed or echo.group_terminal_seen:
+            return []
+        if not resumed:
+            del self.echoes[turn_id]
+            return echo.held
+        if echo.group_terminal_seen:
             del self.echoes[turn_id]
         else:
             echo.own_ended_at = time.monotonic()
+        return []
 
     def accept_group_event(self, event: dict[str, Any]) -> bool:
         """Whether a group event is new to this socket (not a copy of its own stream)."""
@@ -121,6 +132,8 @@ class SocketState:
         if ended is not None and time.monotonic() - ended > ECHO_WINDOW_SECONDS:
             del self.echoes[str(turn_id)]
             return True
+        if ended is None:
+            echo.held.append(event)
         if event.get("type") in TERMINAL_TYPES:
             if ended is not None:
                 del self.echoes[str(turn_id)]

@@ -223,7 +223,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self.send_event(error_event("chat_error", GENERIC_ERROR_MESSAGE))
         finally:
             if resumed is not None:
-                self.state.own_stream_ended(resumed, resumed=won)
+                # Lost the claim: what the winner published is this client's to see.
+                for held in self.state.own_stream_ended(resumed, resumed=won):
+                    self.state.observe(held)
+                    await self.send_event(held)
 
     async def _expire_when_due(self, pending: dict[str, Any]) -> None:
         """When the client's confirmation runs out, resume its turn here, as timed out.
@@ -251,7 +254,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
         """Track confirmations and join the event's conversation group."""
         self.state.observe(event)
         conversation_id = event.get("conversation_id")
-        if conversation_id and event.get("code") != "conversation_not_found":
+        if event.get("code") == "conversation_not_found":
+            if conversation_id == self.conversation_id:
+                self.conversation_id = None  # the socket's own is gone: start anew next
+        elif conversation_id:
             self.conversation_id = str(conversation_id)
             await self._join(str(conversation_id))
 

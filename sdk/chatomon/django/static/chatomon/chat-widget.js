@@ -126,6 +126,10 @@
           this.entry("error", "You may not use this chat.");
           return;
         }
+        if (closed.code === 4404) {
+          this.entry("error", "The chat is turned off.");
+          return;
+        }
         this.status.textContent = "disconnected, reconnecting…";
         const wait = Math.min(30000, 500 * 2 ** attempt);
         setTimeout(() => this.connect(attempt + 1), wait);
