@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from asgiref.sync import async_to_sync, sync_to_async
+from asgiref.sync import async_to_sync
 from django.db import connection, transaction
 
 from chatomon.chat.store import (
@@ -33,17 +33,37 @@ def holds_a_connection() -> bool:
     return connection.connection is not None
 
 
+@pytest.fixture
+def releases(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Each release a store call made, on the worker thread that made it: whether that
+    thread held no connection afterwards."""
+    from chatomon.django.persistence import connections as module  # noqa: PLC0415
+
+    seen: list[bool] = []
+    real = module.close_old_connections
+
+    def recording() -> None:
+        real()
+        seen.append(not holds_a_connection())
+
+    monkeypatch.setattr(module, "close_old_connections", recording)
+    return seen
+
+
 @pytest.mark.skipif(SQLITE, reason="SQLite connections are kept: no server connection")
 @pytest.mark.django_db(transaction=True)
-async def test_a_store_call_leaves_its_thread_without_a_connection_even_when_it_fails() -> None:
+async def test_a_store_call_leaves_its_thread_without_a_connection_even_when_it_fails(
+    releases: list[bool],
+) -> None:
     # With CONN_MAX_AGE = 0 the connection is closed, with a pool it goes back to the pool:
     # either way a turn that now waits on its model holds none.
     store = DjangoStore()
     conversation = await store.create_conversation(OWNER)
-    assert not await sync_to_async(holds_a_connection)()
+    assert releases[-1:] == [True]
+    releases.clear()
     with pytest.raises(ConversationNotFoundError):
         await store.messages(Owner.user(8), conversation.id)
-    assert not await sync_to_async(holds_a_connection)()
+    assert releases[-1:] == [True]
     assert await store.get_conversation(OWNER, conversation.id) == conversation
 
 
@@ -76,13 +96,14 @@ def test_released_releases_after_a_failure_and_not_inside_a_transaction() -> Non
 
 @pytest.mark.skipif(SQLITE, reason="SQLite connections are kept: no server connection")
 @pytest.mark.django_db(transaction=True)
-async def test_every_store_method_releases_its_connection() -> None:
+async def test_every_store_method_releases_its_connection(releases: list[bool]) -> None:
     store = DjangoStore()
     released_after = []
 
     async def call(name: str, *args: Any, **kwargs: Any) -> Any:
+        releases.clear()
         result = await getattr(store, name)(*args, **kwargs)
-        released_after.append((name, not await sync_to_async(holds_a_connection)()))
+        released_after.append((name, releases[-1:] == [True]))
         return result
 
     conversation = await call("create_conversation", OWNER)
