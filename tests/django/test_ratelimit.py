@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import os
+import socket
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -30,7 +32,12 @@ from chatomon.chat.tools.toolset import Toolset
 from chatomon.data.actor import SimpleActor
 from chatomon.data.fixtures import toy_registry
 from chatomon.django.settings import RateLimitSettings
-from chatomon.django.transports.ratelimit import Admission, RateLimiter, scope_key
+from chatomon.django.transports.ratelimit import (
+    REDIS_TIMEOUT_SECONDS,
+    Admission,
+    RateLimiter,
+    scope_key,
+)
 from chatomon.providers import ScriptedProvider
 from chatomon.providers.testing import tool_call
 
@@ -226,6 +233,22 @@ def test_a_redis_that_does_not_answer_admits_and_logs(
     assert limits.admit("user:1").allowed
     assert asyncio.run(limits.hit("user:1")).allowed
     assert "ConnectionError" in caplog.text
+
+
+def test_a_redis_that_never_answers_admits_within_the_timeout(
+    settings: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    # It accepts the connection and then says nothing: the step gives up after
+    # REDIS_TIMEOUT_SECONDS instead of holding a worker thread for ever.
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        port = silent.getsockname()[1]
+        location = f"redis://127.0.0.1:{port}/0"
+        settings.CACHES = {**settings.CACHES, "limits": redis_alias_settings(location)}
+        limits = limiter("limits", requests=1)
+        started = time.monotonic()
+        assert limits.admit("user:1").allowed
+        assert time.monotonic() - started < REDIS_TIMEOUT_SECONDS + 2
+    assert "TimeoutError" in caplog.text
 
 
 @pytest.fixture

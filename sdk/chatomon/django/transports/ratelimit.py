@@ -61,7 +61,7 @@ from chatomon.data.actor import is_authenticated
 from chatomon.django.settings import ChatSettings, RateLimitSettings
 from chatomon.schemas import TokenUsage
 
-__all__ = ["Admission", "RateLimiter", "TokenBudget", "scope_key"]
+__all__ = ["REDIS_TIMEOUT_SECONDS", "Admission", "RateLimiter", "TokenBudget", "scope_key"]
 
 logger = logging.getLogger(__name__)
 
@@ -209,6 +209,10 @@ def _window_script(server: str, options: Mapping[str, Any]) -> Script:
     return script
 
 
+REDIS_TIMEOUT_SECONDS = 1.0
+"""The rate limiter's Redis socket timeouts, unless the cache's OPTIONS set them."""
+
+
 def _redis_client(server: str, options: Mapping[str, Any]) -> redis.Redis:
     """A client for `server` whose pool is made as Django's RedisCache makes its own."""
     # The serializer is the cache's, for its values: the script keeps its own entries.
@@ -217,6 +221,11 @@ def _redis_client(server: str, options: Mapping[str, Any]) -> redis.Redis:
         for option, value in options.items()
         if option not in {"pool_class", "serializer"}
     }
+    # A Redis that accepts connections but never answers must not hold the calling
+    # thread for ever (the loop's worker threads serve the store too): unless the cache's
+    # OPTIONS say otherwise, a step gives up after a second, and the request is admitted.
+    for timeout in ("socket_timeout", "socket_connect_timeout"):
+        pool_options.setdefault(timeout, REDIS_TIMEOUT_SECONDS)
     if isinstance(pool_options.get("parser_class"), str):
         pool_options["parser_class"] = import_string(pool_options["parser_class"])
     pool_class = options.get("pool_class") or redis.ConnectionPool
