@@ -150,3 +150,37 @@ def test_a_claim_waiting_on_an_uncommitted_claim_loses(scoped: bool) -> None:
     final = asyncio.run(DjangoStore().get_confirmation(created.id))
     assert final is not None
     assert (final.status, final.decided_by) == ("approved", "a")
+
+
+@pytest.mark.skipif(not ON_POSTGRES, reason="SQLite in memory has no concurrent writers")
+@pytest.mark.django_db(transaction=True)
+def test_two_sweeps_with_one_clock_expire_a_confirmation_once() -> None:
+    """Both find the row pending; the second's update waits on the first's lock, then
+    moves nothing: it must not take the first's expiry (same `now`) for its own."""
+    created = asyncio.run(pending(DjangoStore()))
+    later = created.expires_at + timedelta(seconds=1)
+    first_holds_lock = threading.Event()
+    results: dict[str, list[object]] = {}
+
+    def first() -> None:
+        try:
+            with transaction.atomic():
+                results["first"] = list(confirmations.expire_due(later))
+                first_holds_lock.set()
+                threading.Event().wait(0.5)  # commit late: the second sweep must wait
+        finally:
+            connections.close_all()
+
+    def second() -> None:
+        first_holds_lock.wait(5)
+        try:
+            results["second"] = list(confirmations.expire_due(later))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert [len(results["first"]), len(results["second"])] == [1, 0]

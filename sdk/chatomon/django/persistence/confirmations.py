@@ -100,7 +100,9 @@ def expire_due(now: datetime, confirmation_id: UUID | None = None) -> list[Pendi
     """Mark pending rows past expiry as expired; returns the rows this call expired.
 
     With `confirmation_id`, only that row (when it is overdue). 1 statement when nothing is
-    due, 3 otherwise (find, conditional update, read back).
+    due, else the find, one conditional update per row, and the read back: a row is this
+    call's only when its own update moved it, so two sweeps (or a sweep and a waiting
+    client) never both resume a turn, whatever their clocks.
     """
     overdue = models.PendingConfirmation.objects.filter(status="pending", expires_at__lte=now)
     if confirmation_id is not None:
@@ -108,11 +110,12 @@ def expire_due(now: datetime, confirmation_id: UUID | None = None) -> list[Pendi
     due = list(overdue.values_list("pk", flat=True))
     if not due:
         return []
-    models.PendingConfirmation.objects.filter(pk__in=due, status="pending").update(
-        status="expired", decided_at=now, reason=TIMED_OUT_REASON
-    )
-    # Another cleanup may have expired some of them meanwhile, with its own `now`.
-    mine = models.PendingConfirmation.objects.filter(
-        pk__in=due, status="expired", decided_at=now
-    ).order_by("expires_at")
+    claimed = [
+        key
+        for key in due
+        if models.PendingConfirmation.objects.filter(pk=key, status="pending").update(
+            status="expired", decided_at=now, reason=TIMED_OUT_REASON
+        )
+    ]
+    mine = models.PendingConfirmation.objects.filter(pk__in=claimed).order_by("expires_at")
     return [confirmation_record(row) for row in mine]
