@@ -143,3 +143,22 @@ async def test_a_socket_deciding_just_after_expiry_sees_the_expiry_whole(setting
     assert await socket.receive_nothing(0.3)
     assert not await Part.objects.filter(name="Bolt").aexists()
     await socket.disconnect()
+
+
+async def test_a_message_just_after_expiry_waits_for_the_timed_out_turn(settings):
+    configure(settings, confirm_timeout_seconds=0.3)
+    socket, _ = await open_socket()
+    await socket.send_to(text_data=json.dumps(CREATE))
+    pending = (await receive_until(socket, "confirm_mutation"))[-1]
+    expires_at = datetime.fromisoformat(pending["expires_at"])
+    await asyncio.sleep(max(0.0, (expires_at - datetime.now(UTC)).total_seconds()) + 0.01)
+    await socket.send_to(text_data=json.dumps({"type": "message", "text": "too soon"}))
+    events = await receive_until(socket, "done", wait=3)
+    refused = events[0]
+    assert refused["type"] == "error"
+    assert refused["code"] in ("confirmation_pending", "turn_in_progress")
+    assert events[1]["type"] == "confirmation_resolved"
+    assert events[-1]["turn_id"] == pending["turn_id"]  # the timed-out turn, not a new one
+    await socket.send_to(text_data=json.dumps({"type": "message", "text": "now"}))
+    assert (await receive_until(socket, "done"))[-1]["turn_id"] != pending["turn_id"]
+    await socket.disconnect()

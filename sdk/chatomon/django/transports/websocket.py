@@ -148,7 +148,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         if isinstance(message, BadRequest):
             await self.send_event(message.event)
             return
-        refusal = self._busy() or self.state.open_confirmation()
+        refusal = self._busy() or self.state.open_confirmation() or self._expiring()
         if refusal is None:
             refusal = await self._rate_limited()
         if refusal is not None:
@@ -244,6 +244,20 @@ class ChatConsumer(AsyncWebsocketConsumer):
         events = self.service.expire_confirmation(pending["id"])
         self.task = asyncio.ensure_future(self._stream(events, turn))
 
+    def _expiring(self) -> dict[str, Any] | None:
+        """`confirmation_pending` until the watched confirmation is resolved.
+
+        Also once it ran out but its expiry has not run yet: the timed-out turn comes
+        first, as it happened first.
+        """
+        if self.watched is None:
+            return None
+        return error_event(
+            "confirmation_pending",
+            "Confirm or reject the pending mutation first.",
+            confirmation_id=self.watched,
+        )
+
     def _stop_watching(self) -> None:
         expiry = getattr(self, "expiry", None)
         if expiry is not None:
@@ -285,6 +299,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
         event = message.get("event")
         if not isinstance(event, dict) or not self.state.accept_group_event(event):
             return
+        if event.get("type") == "confirmation_resolved" and event.get("id") == self.watched:
+            self._stop_watching()  # decided elsewhere: nothing left to expire here
         self.state.observe(event)
         await self.send_event(event)
 
