@@ -21,7 +21,7 @@ from chatomon.errors import ConfigurationError, ToolLoopError
 from chatomon.providers import ScriptedProvider
 from chatomon.providers.testing import Delay, tool_call
 
-from .services import Budget
+from .services import RENAME, Budget, confirm_settings
 
 USER = SimpleActor(id=7, is_authenticated=True)
 
@@ -134,9 +134,7 @@ async def test_mutate_with_another_call_is_refused_before_any_tool_runs() -> Non
 
 async def test_a_mutation_runs_and_its_result_goes_back_to_the_model() -> None:
     log: list[dict[str, Any]] = []
-    call = tool_call(
-        "mutate", {"mutation": "renameMaterial", "input": {"material_id": 1, "name": "Iron"}}
-    )
+    call = RENAME
     provider = ScriptedProvider([[call], ["Renamed."]])
     settings = ToolSettings(allowed_mutations=["renameMaterial"])
     events, done = await run(
@@ -157,13 +155,9 @@ async def test_a_confirmed_mutation_waits_for_the_confirmer(approve: bool) -> No
         asked.append(pending)
         return approve
 
-    call = tool_call(
-        "mutate", {"mutation": "renameMaterial", "input": {"material_id": 1, "name": "Iron"}}
-    )
+    call = RENAME
     provider = ScriptedProvider([[call], ["ok"]])
-    settings = ToolSettings(
-        allowed_mutations=["renameMaterial"], confirm_mutations=["renameMaterial"]
-    )
+    settings = confirm_settings()
     atom = Atom(
         "data",
         loop(provider, settings=settings, registry=registry_with_rename(log), confirmer=confirmer),
@@ -180,12 +174,8 @@ async def test_a_confirmed_mutation_waits_for_the_confirmer(approve: bool) -> No
 
 
 async def test_without_a_confirmer_a_confirmed_mutation_needs_another_transport() -> None:
-    call = tool_call(
-        "mutate", {"mutation": "renameMaterial", "input": {"material_id": 1, "name": "Iron"}}
-    )
-    settings = ToolSettings(
-        allowed_mutations=["renameMaterial"], confirm_mutations=["renameMaterial"]
-    )
+    call = RENAME
+    settings = confirm_settings()
     log: list[dict[str, Any]] = []
     atom = Atom(
         "data",
@@ -272,9 +262,7 @@ async def test_the_read_calls_of_one_completion_are_one_retry() -> None:
 async def test_mutation_rounds_are_not_retries() -> None:
     """The reference counts "non-mutation tool-loop retries": a write is no retry."""
     log: list[dict[str, Any]] = []
-    call = tool_call(
-        "mutate", {"mutation": "renameMaterial", "input": {"material_id": 1, "name": "Iron"}}
-    )
+    call = RENAME
     atom = Atom(
         "data",
         loop(
@@ -304,9 +292,7 @@ async def test_failed_tool_rounds_counts_only_rounds_whose_results_held_an_error
 
 async def test_zero_mutations_forbids_writes() -> None:
     log: list[dict[str, Any]] = []
-    call = tool_call(
-        "mutate", {"mutation": "renameMaterial", "input": {"material_id": 1, "name": "Iron"}}
-    )
+    call = RENAME
     settings = ToolSettings(allowed_mutations=["renameMaterial"])
     atom = Atom(
         "data",
@@ -472,12 +458,8 @@ async def test_a_decided_mutation_is_audited(approve: bool) -> None:
     async def confirmer(pending: ConfirmMutation) -> bool:
         return approve
 
-    call = tool_call(
-        "mutate", {"mutation": "renameMaterial", "input": {"material_id": 1, "name": "Iron"}}
-    )
-    settings = ToolSettings(
-        allowed_mutations=["renameMaterial"], confirm_mutations=["renameMaterial"]
-    )
+    call = RENAME
+    settings = confirm_settings()
     atom = Atom(
         "data",
         loop(
@@ -543,12 +525,8 @@ async def test_an_exhausted_budget_rejects_a_confirmed_write() -> None:
         budget.allowed = 0  # spent elsewhere meanwhile
         return True
 
-    call = tool_call(
-        "mutate", {"mutation": "renameMaterial", "input": {"material_id": 1, "name": "Iron"}}
-    )
-    settings = ToolSettings(
-        allowed_mutations=["renameMaterial"], confirm_mutations=["renameMaterial"]
-    )
+    call = RENAME
+    settings = confirm_settings()
     atom = Atom(
         "data",
         loop(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import UUID
 
@@ -162,3 +162,17 @@ async def test_a_message_just_after_expiry_waits_for_the_timed_out_turn(settings
     await socket.send_to(text_data=json.dumps({"type": "message", "text": "now"}))
     assert (await receive_until(socket, "done"))[-1]["turn_id"] != pending["turn_id"]
     await socket.disconnect()
+
+
+async def test_a_decision_before_the_expiry_leaves_the_expiry_nothing(settings):
+    configure(settings, confirm_timeout_seconds=30)
+    user = await make_user()
+    service = chat_service()
+    owner = Owner.user(user.pk)
+    pending = [e async for e in service.run_turn(user, CREATE["text"], owner=owner)][-1]
+    deciding = service.resolve_confirmation(user, pending["id"], True, owner=owner)
+    decided = [e async for e in deciding]
+    assert (decided[0]["status"], decided[-1]["type"]) == ("approved", "done")
+    later = datetime.fromisoformat(pending["expires_at"]) + timedelta(seconds=1)
+    assert [e async for e in service.expire_confirmation(pending["id"], now=later)] == []
+    assert await Part.objects.filter(name="Bolt").aexists()

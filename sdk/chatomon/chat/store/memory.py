@@ -33,6 +33,7 @@ from chatomon.chat.store.records import (
     aware,
     check_decision,
     check_transition,
+    turn_changes,
 )
 from chatomon.schemas import TokenUsage, TurnReport
 
@@ -216,18 +217,7 @@ class MemoryStore:
             if turn is None:
                 raise LookupError(f"no turn {turn_id!r}")
             check_transition(turn_id, turn.status, status)
-            changes: dict[str, Any] = {"status": status}
-            if status in ("completed", "aborted"):
-                changes["finished_at"] = moment
-            if report is not None:
-                changes.update(
-                    report=report.model_dump(mode="json"),
-                    final_action=report.final_action,
-                    escalated=report.escalated,
-                    usage=report.usage,
-                )
-            if usage is not None:
-                changes["usage"] = usage
+            changes = turn_changes(status, report, usage, moment)
             self._turns[turn_id] = updated = dataclasses.replace(turn, **changes)
         return updated
 

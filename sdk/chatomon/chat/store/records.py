@@ -18,7 +18,7 @@ from uuid import UUID
 
 from chatomon.errors import ConversationNotFoundError, StoreError, TurnTransitionError
 from chatomon.providers.base import ToolCall
-from chatomon.schemas import DEFAULT_BLOCKED_PLACEHOLDER, TokenUsage
+from chatomon.schemas import DEFAULT_BLOCKED_PLACEHOLDER, TokenUsage, TurnReport
 
 __all__ = [
     "OWNER_KEY_LENGTH",
@@ -43,6 +43,7 @@ __all__ = [
     "check_decision",
     "check_transition",
     "predecessors",
+    "turn_changes",
 ]
 
 OWNER_KEY_LENGTH = 64
@@ -79,6 +80,29 @@ def check_transition(turn_id: str, current: str, requested: str) -> None:
 def predecessors(status: str) -> frozenset[str]:
     """The statuses a turn may move to `status` from."""
     return frozenset(k for k, targets in TURN_TRANSITIONS.items() if status in targets)
+
+
+def turn_changes(
+    status: str, report: TurnReport | None, usage: TokenUsage | None, now: datetime
+) -> dict[str, Any]:
+    """The `TurnRecord` fields a move to `status` changes, for every store.
+
+    An end stamps `finished_at`; a report brings its final action, escalation and usage
+    (`usage`, when given, wins over the report's).
+    """
+    changes: dict[str, Any] = {"status": status}
+    if status in ("completed", "aborted"):
+        changes["finished_at"] = now
+    if report is not None:
+        changes.update(
+            report=report.model_dump(mode="json"),
+            final_action=report.final_action,
+            escalated=report.escalated,
+            usage=report.usage,
+        )
+    if usage is not None:
+        changes["usage"] = usage
+    return changes
 
 
 def check_decision(decision: str) -> None:

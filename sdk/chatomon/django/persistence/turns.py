@@ -24,6 +24,7 @@ from chatomon.chat.store.records import (
     TurnRecord,
     check_transition,
     predecessors,
+    turn_changes,
 )
 from chatomon.django import models
 from chatomon.django.persistence.conversations import (
@@ -43,7 +44,7 @@ __all__ = [
     "move",
     "open_turn",
     "start_turn",
-    "turn_changes",
+    "turn_columns",
     "update_turn",
 ]
 
@@ -134,7 +135,7 @@ def close_turn(
         ConversationNotFoundError: The conversation is not the owner's (nothing is stored).
         LookupError: No such turn.
     """
-    changes = turn_changes(status, report, None, now)
+    changes = turn_columns(status, report, None, now)
 
     def write(at: int | None) -> None:
         with transaction.atomic(using=router.db_for_write(models.Turn)):
@@ -150,22 +151,14 @@ def close_turn(
     write(None)
 
 
-def turn_changes(
+def turn_columns(
     status: str, report: TurnReport | None, usage: TokenUsage | None, now: datetime
 ) -> dict[str, Any]:
-    """The column values of a move to `status` (an end stamps `finished_at`)."""
-    changes: dict[str, Any] = {"status": status}
-    if status in ("completed", "aborted"):
-        changes["finished_at"] = now
-    if report is not None:
-        changes.update(
-            report=report.model_dump(mode="json"),
-            final_action=report.final_action,
-            escalated=report.escalated,
-        )
-        usage = usage if usage is not None else report.usage
-    if usage is not None:
-        changes.update(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
+    """The column values of a move to `status` (`records.turn_changes`, usage in columns)."""
+    changes = turn_changes(status, report, usage, now)
+    moved = changes.pop("usage", None)
+    if moved is not None:
+        changes.update(input_tokens=moved.input_tokens, output_tokens=moved.output_tokens)
     return changes
 
 
@@ -193,7 +186,7 @@ def update_turn(
     now: datetime,
 ) -> TurnRecord:
     """Move a turn, conditionally on its current status (2 statements: move, read)."""
-    move(turn_id, status, turn_changes(status, report, usage, now))
+    move(turn_id, status, turn_columns(status, report, usage, now))
     return turn_record(models.Turn.objects.get(pk=turn_id))
 
 

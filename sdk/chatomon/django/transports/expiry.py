@@ -33,7 +33,6 @@ __all__ = [
     "EXPIRY_GRACE_SECONDS",
     "EXPIRY_POLL_SECONDS",
     "awaits_client",
-    "expired_when_due",
     "seconds_left",
     "through_expiry",
 ]
@@ -65,18 +64,6 @@ def seconds_left(event: Mapping[str, Any], now: datetime | None = None) -> float
     expires_at = datetime.fromisoformat(event["expires_at"])
     remaining = (expires_at - (now or datetime.now(UTC))).total_seconds()
     return max(0.0, remaining) + EXPIRY_GRACE_SECONDS
-
-
-async def expired_when_due(
-    event: Mapping[str, Any], service: ChatService
-) -> AsyncIterator[dict[str, Any]]:
-    """Sleep until the event's confirmation is overdue, then yield its expiry's events.
-
-    Nothing when it was decided meanwhile. Cancel the iteration to stop waiting.
-    """
-    await asyncio.sleep(seconds_left(event))
-    async for resumed in service.expire_confirmation(event["id"]):
-        yield resumed
 
 
 async def through_expiry(
