@@ -1,4 +1,4 @@
-"""Suite-wide fixtures: no test reaches the network."""
+"""Suite-wide fixtures: no test reaches the network; the reliability ledger's table at the end."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import socket
 from typing import Any
 
 import pytest
+
+from tests.ledger import Ledger
 
 _real_connect = socket.socket.connect
 
@@ -33,3 +35,21 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
         _real_connect(self, address)
 
     monkeypatch.setattr(socket.socket, "connect", guarded_connect)
+
+
+_LEDGER_KEY = pytest.StashKey[Ledger]()
+
+
+@pytest.fixture(scope="session")
+def ledger(pytestconfig: pytest.Config) -> Ledger:
+    """The session's ledger of faults, cases and running turns (see `tests.ledger`)."""
+    return pytestconfig.stash.setdefault(_LEDGER_KEY, Ledger())
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Print the ledger's table when the reliability or security suites recorded into it."""
+    lines = config.stash.get(_LEDGER_KEY, Ledger()).lines()
+    if lines:
+        terminalreporter.section("reliability and security summary")
+        for line in lines:
+            terminalreporter.write_line(line)

@@ -1,0 +1,1 @@
+"""Faults: the database, Redis, providers and worker processes failing around real turns."""

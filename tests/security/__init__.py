@@ -1,0 +1,1 @@
+"""Hostile input, isolation, redaction and markup, tried against real servers."""
