@@ -6,6 +6,11 @@ tool cards, confirmations), while a plain form post runs the turn and redirects 
 
 While the `enabled` setting is False chat is off for staff too: the page says so (200, it
 is the console's own page) and sending or confirming runs nothing (503 with that notice).
+
+Every message and confirmation counts against the staff member's `console_requests`
+budget (`rate_limit`), apart from their chat elsewhere; their turns spend their own token
+budgets. Over it, nothing runs: 429 with Retry-After, as the `rate_limited` event for
+console.js's stream, else the page with the notice.
 """
 
 from __future__ import annotations
@@ -23,8 +28,10 @@ from django.views.decorators.http import require_POST
 
 from chatomon.django.service import chat_service, owner_for
 from chatomon.django.settings import chat_settings
+from chatomon.django.transports.admission import console_scope, limit_refusal, limiter_for
 from chatomon.django.transports.confirm import wants_event_stream
-from chatomon.django.transports.sse import event_stream_response
+from chatomon.django.transports.ratelimit import TokenBudget
+from chatomon.django.transports.sse import event_stream_response, refusal_response
 from chatomon.public_errors import PLANNED_PUBLIC_MESSAGES
 
 from ..access import USE_CHAT, staff_view
@@ -101,6 +108,41 @@ def _back(conversation_id: str | None, error: str | None) -> HttpResponse:
     return redirect(f"{url}?{urlencode({'error': error})}" if error else url)
 
 
+async def _over_budget(
+    request: HttpRequest, user: Any, conversation_id: UUID | str | None
+) -> HttpResponseBase | None:
+    """Count the request against the user's console budget; the refusal when it is spent."""
+    refusal = limit_refusal(await limiter_for(chat_settings()).hit(console_scope(user)))
+    if refusal is None:
+        return None
+    seconds = refusal["retry_after_seconds"]
+    response: HttpResponseBase
+    if wants_event_stream(request):
+        response = refusal_response(429, refusal)
+    else:
+        response = await sync_to_async(_refused_page)(request, user, conversation_id, seconds)
+    response["Retry-After"] = str(seconds)
+    return response
+
+
+def _refused_page(
+    request: HttpRequest, user: Any, conversation_id: UUID | str | None, seconds: int
+) -> HttpResponse:
+    try:
+        context = _page_context(user, UUID(str(conversation_id)), None)
+    except (ValueError, Http404):  # none, or not theirs: the page of a new conversation
+        context = _page_context(user, None, None)
+    context["error"] = f"Too many messages right now: try again in {seconds} seconds."
+    return render_screen(
+        request, "chatomon_console/chat.html", context, partial="conversation", status=429
+    )
+
+
+def _token_budget(user: Any) -> TokenBudget:
+    """The user's own token budgets (those their chat anywhere spends)."""
+    return limiter_for(chat_settings()).budget(console_scope(user))
+
+
 @require_POST
 @staff_view(USE_CHAT)
 async def chat_send(request: HttpRequest) -> HttpResponseBase:
@@ -112,11 +154,15 @@ async def chat_send(request: HttpRequest) -> HttpResponseBase:
         return HttpResponse("A message is needed (at most 8000 characters).", status=422)
     user = await request.auser()
     conversation_id = form.cleaned_data["conversation_id"]
+    refused = await _over_budget(request, user, conversation_id)
+    if refused is not None:
+        return refused
     events = chat_service().run_turn(
         user,
         form.cleaned_data["text"],
         str(conversation_id) if conversation_id else None,
         owner=owner_for(user, None),
+        budget=_token_budget(user),
         new_conversation=not conversation_id,  # the console's "New chat" is explicit
     )
     if wants_event_stream(request):
@@ -140,11 +186,15 @@ async def chat_confirm(request: HttpRequest, confirmation_id: UUID) -> HttpRespo
     if not form.is_valid():
         return HttpResponse("Approve or reject.", status=422)
     user = await request.auser()
+    refused = await _over_budget(request, user, request.POST.get("conversation_id"))
+    if refused is not None:
+        return refused
     events = chat_service().resolve_confirmation(
         user,
         str(confirmation_id),
         form.cleaned_data["decision"] == "approve",
         owner=owner_for(user, None),
+        budget=_token_budget(user),
     )
     if wants_event_stream(request):
         return event_stream_response(events)

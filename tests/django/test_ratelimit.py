@@ -8,6 +8,7 @@ are skipped without it; a Redis that does not answer is tested everywhere.
 from __future__ import annotations
 
 import asyncio
+import json
 import multiprocessing
 import os
 import socket
@@ -20,9 +21,14 @@ from urllib.parse import urlsplit
 
 import pytest
 import redis
+from asgiref.sync import sync_to_async
+from channels.testing import ApplicationCommunicator
+from channels.testing.websocket import WebsocketCommunicator
 from django.conf import settings as django_settings
+from django.core.asgi import get_asgi_application
 from django.core.cache import caches
 from django.core.cache.backends.locmem import LocMemCache
+from django.test import AsyncClient
 
 from chatomon import TokenUsage
 from chatomon.chat.budget import TurnBudget
@@ -31,15 +37,26 @@ from chatomon.chat.store.memory import MemoryStore
 from chatomon.chat.tools.toolset import Toolset
 from chatomon.data.actor import SimpleActor
 from chatomon.data.fixtures import toy_registry
-from chatomon.django.settings import RateLimitSettings
+from chatomon.django.settings import (
+    DEFAULTS,
+    RateLimitSettings,
+    build_chat_settings,
+    chat_settings,
+)
 from chatomon.django.transports.ratelimit import (
     REDIS_TIMEOUT_SECONDS,
     Admission,
     RateLimiter,
+    console_scope,
     scope_key,
 )
+from chatomon.errors import ChatConfigurationError
 from chatomon.providers import ScriptedProvider
 from chatomon.providers.testing import tool_call
+from tests.asgi_app import project
+from tests.asgi_app.fixtures import chat_project, configure, sse_events
+
+__all__ = ["chat_project"]  # the fixture the transport tests below build on
 
 REDIS_URL = os.environ.get("REDIS_URL")
 needs_redis = pytest.mark.skipif(not REDIS_URL, reason="REDIS_URL is not set")
@@ -464,3 +481,238 @@ def test_redis_writes_to_the_first_server_with_the_cache_options(
     key = stored_key("limits", limits, "user:1")
     assert redis_probe.zcard(key) == 1  # the probe's database is REDIS_URL's
     redis_probe.delete(key, f"{key}:total")
+
+
+# Issue 19, item 9: an anonymous client that drops its session cookie gets a fresh session
+# budget, never a fresh address budget; the staff console's chat counts in a budget of its
+# own. Each on local memory and on Redis.
+
+
+@pytest.fixture(params=["local", "redis"])
+def any_cache(request: pytest.FixtureRequest) -> Any:
+    """A limiter's cache: a local-memory one of the test's own, or the Redis alias."""
+    if request.param == "local":
+        return local_cache()
+    return request.getfixturevalue("redis_alias")
+
+
+def anonymous(session: str, ip: str = "10.0.0.1") -> str:
+    """The scope of an anonymous asker, as `identify` makes it."""
+    return scope_key(SimpleActor(id=None), session, ip)
+
+
+async def allowed(limits: RateLimiter, scopes: list[str]) -> list[bool]:
+    return [(await limits.hit(scope)).allowed for scope in scopes]
+
+
+async def test_anonymous_requests_count_per_address_whatever_the_session(any_cache: Any) -> None:
+    limits = limiter(any_cache, requests=5, anonymous_requests_per_ip=3, window_seconds=60)
+    # Four askers from one address, each with a fresh session (a dropped cookie).
+    fresh = [anonymous(f"s{n}") for n in range(4)]
+    assert await allowed(limits, fresh) == [True, True, True, False]
+    refused = await limits.hit(anonymous("s9"))
+    assert not refused.allowed and 59 <= refused.retry_after_seconds <= 60
+    assert (await limits.hit(anonymous("s9", ip="10.0.0.2"))).allowed, "another address"
+    # Without a session the address is the scope, and still its address budget counts.
+    assert not (await limits.hit(anonymous("", ip="10.0.0.1"))).allowed
+    user = scope_key(SimpleActor(id=3, is_authenticated=True), None, "10.0.0.1")
+    assert (await limits.hit(user)).allowed, "a signed-in user is counted as the user"
+
+
+async def test_a_request_either_budget_refuses_is_counted_by_neither(any_cache: Any) -> None:
+    limits = limiter(any_cache, requests=1, anonymous_requests_per_ip=2, window_seconds=60)
+    assert (await limits.hit(anonymous("a"))).allowed
+    for _ in range(3):  # refused by the session's budget: the address' is not spent
+        assert not (await limits.hit(anonymous("a"))).allowed
+    assert (await limits.hit(anonymous("b"))).allowed
+    assert not (await limits.hit(anonymous("c"))).allowed  # the address' budget is spent
+    assert (await limits.hit(anonymous("c", ip="10.0.0.2"))).allowed, "c's own budget was not"
+
+
+@pytest.mark.parametrize("off", [None, 0])
+async def test_no_address_budget_counts_sessions_alone(any_cache: Any, off: int | None) -> None:
+    limits = limiter(any_cache, requests=1, anonymous_requests_per_ip=off)
+    assert await allowed(limits, [anonymous(f"s{n}") for n in range(20)]) == [True] * 20
+
+
+async def test_console_chat_counts_in_its_own_budget(any_cache: Any) -> None:
+    limits = limiter(any_cache, requests=1, console_requests=2, window_seconds=60)
+    staff = SimpleActor(id=5, is_authenticated=True, is_staff=True)
+    console = console_scope(staff)
+    assert console == "user:5", "its token budgets are the user's own"
+    assert await allowed(limits, [console] * 3) == [True, True, False]
+    assert (await limits.hit(scope_key(staff))).allowed, "the user's chat budget is apart"
+    refused = await limits.hit(console)
+    assert 59 <= refused.retry_after_seconds <= 60
+    assert not limits.admit(console).allowed
+
+
+def test_the_new_budgets_are_validated_with_their_defaults() -> None:
+    defaults = build_chat_settings(get_chat_settings_with({})).rate_limit
+    assert (defaults.console_requests, defaults.anonymous_requests_per_ip) == (600, None)
+    turned = build_chat_settings(
+        get_chat_settings_with({"console_requests": 0, "anonymous_requests_per_ip": 30})
+    ).rate_limit
+    assert (turned.console_requests, turned.anonymous_requests_per_ip) == (None, 30)
+    for key in ("console_requests", "anonymous_requests_per_ip"):
+        with pytest.raises(ChatConfigurationError) as raised:
+            build_chat_settings(get_chat_settings_with({key: "30"}))
+        assert raised.value.key == f"rate_limit.{key}"
+        assert "a whole number, or None" in str(raised.value)
+
+
+def get_chat_settings_with(rate_limit: dict[str, Any]) -> dict[str, Any]:
+    return {**DEFAULTS, "rate_limit": {**DEFAULTS["rate_limit"], **rate_limit}}
+
+
+@pytest.fixture(params=["local", "redis"])
+def counters(request: pytest.FixtureRequest, settings: Any) -> Iterator[str]:
+    """The chat's rate-limit counters in a local-memory cache of their own, or in Redis.
+
+    Asked for after `chat_project` (which gives each test a local-memory cache).
+    """
+    prefix = f"test-{uuid.uuid4().hex}"
+    if request.param == "local":
+        settings.CACHES = {"default": {"BACKEND": LOCAL_MEMORY_BACKEND, "LOCATION": prefix}}
+        yield "local"
+        return
+    probe = request.getfixturevalue("redis_probe")
+    settings.CACHES = {"default": redis_alias_settings(REDIS_URL, KEY_PREFIX=prefix)}
+    yield "redis"
+    stale = list(probe.scan_iter(f"{prefix}:*"))
+    assert stale, "the counters were kept in Redis"
+    probe.delete(*stale)
+
+
+CLIENT = ("10.20.30.40", 50000)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("close_worker_connections")
+async def test_http_clients_dropping_their_cookie_share_the_address_budget(
+    chat_project: Any, counters: str, settings: Any
+) -> None:
+    configure(
+        settings,
+        rate_limit={"requests": 10, "anonymous_requests_per_ip": 2, "window_seconds": 60},
+    )
+
+    async def fresh_client(path: str, client: tuple[str, int] = CLIENT) -> dict[str, Any]:
+        # Straight to the ASGI application, as a server passes a request: the peer's
+        # address in the scope, no session cookie (a new session every time).
+        token = "t" * 32  # Django's CSRF check: the cookie and the header agree
+        scope = {
+            "type": "http",
+            "method": "POST",
+            "path": path,
+            "query_string": b"",
+            "client": client,
+            "headers": [
+                (b"host", b"testserver"),
+                (b"content-type", b"application/json"),
+                (b"cookie", f"csrftoken={token}".encode()),
+                (b"x-csrftoken", token.encode()),
+            ],
+        }
+        request = ApplicationCommunicator(get_asgi_application(), scope)  # type: ignore[no-untyped-call]
+        body = json.dumps({"text": "hi"}).encode()
+        await request.send_input({"type": "http.request", "body": body})
+        start = await request.receive_output(10)
+        response = {"status": start["status"], "body": b""}
+        response["header"] = {k.decode().lower(): v.decode() for k, v in start["headers"]}
+        while True:
+            chunk = await request.receive_output(10)
+            response["body"] += chunk.get("body", b"")
+            if not chunk.get("more_body"):
+                return response
+
+    assert (await fresh_client("/chat/"))["status"] == 200
+    assert (await fresh_client("/chat/stream/"))["status"] == 200
+    refused = await fresh_client("/chat/")
+    assert refused["status"] == 429
+    event = json.loads(refused["body"])["events"][0]
+    assert event["code"] == "rate_limited" and 0 < event["retry_after_seconds"] <= 60
+    assert refused["header"]["retry-after"] == str(event["retry_after_seconds"])
+    streamed = await fresh_client("/chat/stream/")
+    assert streamed["status"] == 429
+    assert sse_events(streamed["body"])[0]["code"] == "rate_limited"
+    assert (await fresh_client("/chat/", ("10.20.30.41", 1)))["status"] == 200
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("close_worker_connections")
+async def test_sockets_with_fresh_sessions_share_the_address_budget(
+    chat_project: Any, counters: str, settings: Any
+) -> None:
+    from chatomon.django.routing import chat_websocket_application  # noqa: PLC0415
+
+    configure(
+        settings,
+        rate_limit={"requests": 10, "anonymous_requests_per_ip": 2, "window_seconds": 60},
+    )
+
+    async def first_answer(client: tuple[str, int]) -> dict[str, Any]:
+        # No cookie: the socket's session is new, as a client that dropped its cookie.
+        socket = WebsocketCommunicator(
+            chat_websocket_application(), "/chat/", headers=[(b"origin", b"http://testserver")]
+        )
+        socket.scope["client"] = client  # the server's view of the peer, as uvicorn's
+        assert (await socket.connect())[0]
+        await socket.send_to(text_data=json.dumps({"type": "message", "text": "hi"}))
+        event: dict[str, Any] = json.loads(await socket.receive_from(5))
+        while event["type"] not in ("done", "error"):
+            event = json.loads(await socket.receive_from(5))
+        await socket.disconnect()
+        return event
+
+    assert [(await first_answer(CLIENT))["type"] for _ in range(2)] == ["done", "done"]
+    refused = await first_answer(CLIENT)
+    assert refused["code"] == "rate_limited" and 0 < refused["retry_after_seconds"] <= 60
+    assert (await first_answer(("10.20.30.41", 1)))["type"] == "done"
+
+
+def console_staff() -> Any:
+    from tests.console.conftest import make_user  # noqa: PLC0415 - the console's own users
+
+    return make_user("ops")
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("close_worker_connections")
+async def test_console_chat_is_refused_past_its_own_budget(counters: str, settings: Any) -> None:
+    # The console's URLs (the tests' default), the test project's chat and provider.
+    settings.CHATOMON = project.chatomon(
+        rate_limit={"requests": 1, "console_requests": 2, "window_seconds": 60}
+    )
+    staff = await sync_to_async(console_staff)()
+    client = AsyncClient()
+    await client.aforce_login(staff)
+    stream = {"Accept": "text/event-stream"}
+
+    async def send(**headers: str) -> Any:
+        return await client.post("/console/chat/send/", {"text": "hi"}, headers=headers)
+
+    for _ in range(2):  # past `requests` (1): the console has a budget of its own
+        answered = await send(**stream)
+        events = sse_events(b"".join([chunk async for chunk in answered.streaming_content]))
+        assert events[-1]["type"] == "done"
+    refused = await send(**stream)
+    assert refused.status_code == 429
+    assert refused["Content-Type"].startswith("text/event-stream")
+    [event] = sse_events(refused.content)
+    assert event["code"] == "rate_limited" and 0 < event["retry_after_seconds"] <= 60
+    assert refused["Retry-After"] == str(event["retry_after_seconds"])
+    page = await send()  # a plain form post: the page with the notice
+    assert page.status_code == 429 and page["Retry-After"]
+    assert "Too many messages right now: try again in" in page.content.decode()
+    fragment = await send(**{"HX-Request": "true"})
+    assert fragment.status_code == 429 and "<html" not in fragment.content.decode()
+    decided = await client.post(
+        f"/console/chat/confirm/{uuid.uuid4()}/", {"decision": "approve"}, headers=stream
+    )
+    assert decided.status_code == 429, "a confirmation counts too"
+    from chatomon.django.models import Turn  # noqa: PLC0415 - the module loads without apps
+
+    assert await Turn.objects.acount() == 2
+    limits = RateLimiter(chat_settings())
+    assert (await limits.hit(scope_key(staff))).allowed, "their chat budget was not spent"

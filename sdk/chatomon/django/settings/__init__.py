@@ -15,7 +15,10 @@ Every key of the seed's settings tables is here with the seed's default, except 
 Ollama, so a fresh project answers without a model server. chatomon adds `atom`,
 `staff_approval_mutations`, `staff_approval_timeout_seconds`, `max_message_chars`,
 `max_retries_counts` (what `max_retries_per_message` counts: the reference's "tool_rounds"
-by default, or "failed_tool_rounds"), `registry` and `workers` (how many server processes
+by default, or "failed_tool_rounds"), two request budgets in `rate_limit`
+(`console_requests`, the staff console's chat per staff user, and
+`anonymous_requests_per_ip`, anonymous askers per client address: see
+`RateLimitSettings`), `registry` and `workers` (how many server processes
 share the deployment: the system checks warn when more than one uses the in-memory channel
 layer; None reads the WEB_CONCURRENCY environment variable, which gunicorn and uvicorn
 honour, and defaults to 1).
@@ -89,6 +92,8 @@ DEFAULTS: Mapping[str, Any] = MappingProxyType(
         "rate_limit": {
             "requests": 60,
             "window_seconds": 3600,
+            "console_requests": 600,
+            "anonymous_requests_per_ip": None,
             "tokens": None,
             "input_tokens": None,
             "output_tokens": None,

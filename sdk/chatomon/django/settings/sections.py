@@ -91,11 +91,24 @@ class RateLimitSettings:
     """The request and token budgets per scope (user, else session, else client IP).
 
     A limit that is None, zero or negative in the settings creates no budget: it is None
-    here.
+    here. Every request budget counts over the one `window_seconds`:
+
+    - `requests`: the chat endpoints' messages and confirmations (HTTP, SSE, WebSocket) of
+      one scope.
+    - `console_requests`: the staff console's chat messages and confirmations of one staff
+      user, a budget apart from `requests` (the same user's token budgets are shared).
+    - `anonymous_requests_per_ip`: every anonymous asker's requests from one client
+      address together, counted beside each session's `requests` (a client that drops its
+      session cookie gets a fresh session budget, not a fresh address). Either refusing
+      refuses. Off by default: the address is the server's view of the client
+      (REMOTE_ADDR, the ASGI scope's `client`), which behind a reverse proxy is the
+      proxy's unless the server is told to read the forwarded one.
     """
 
     requests: Budget = Field(default=60, description="a whole number, or None")
     window_seconds: Seconds = Field(default=3600, description="a number above 0")
+    console_requests: Budget = Field(default=600, description="a whole number, or None")
+    anonymous_requests_per_ip: Budget = Field(default=None, description="a whole number, or None")
     tokens: Budget = Field(default=None, description="a whole number, or None")
     input_tokens: Budget = Field(default=None, description="a whole number, or None")
     output_tokens: Budget = Field(default=None, description="a whole number, or None")

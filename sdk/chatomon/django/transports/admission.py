@@ -10,9 +10,12 @@ of them instead of one each. The rate limiter is awaited on the loop (`RateLimit
   loop through `async_to_sync`.
 - `chat_identity`: anonymous chats belong to a random identity kept in the Django session,
   created (and its cookie set by SessionMiddleware) on the first request; `identify` gives
-  the conversation owner and the rate-limit scope of a user (else that identity).
+  the conversation owner and the rate-limit scope of a user (else that identity, carrying
+  the client address, whose `anonymous_requests_per_ip` budget it counts in too: a
+  `RateScope`, so `limiter_for(settings).hit(scope)` counts both).
 - `limit_refusal`: the `rate_limited` event of a refused `RateLimiter` admission (one
-  request is counted per message and per confirmation).
+  request is counted per message and per confirmation). The staff console's chat counts
+  its own (`console_scope`, on `console_requests`).
 - `Admitted`: what passed them, and the one way every transport starts a turn from it.
 """
 
@@ -33,7 +36,13 @@ from chatomon.chat.store.records import Owner
 from chatomon.data.actor import is_authenticated
 from chatomon.django.service import owner_for
 from chatomon.django.settings import ChatSettings
-from chatomon.django.transports.ratelimit import Admission, RateLimiter, TokenBudget, scope_key
+from chatomon.django.transports.ratelimit import (
+    Admission,
+    RateLimiter,
+    TokenBudget,
+    console_scope,
+    scope_key,
+)
 from chatomon.django.transports.requests import ConfirmRequest, MessageRequest
 
 __all__ = [
@@ -43,6 +52,7 @@ __all__ = [
     "Admitted",
     "chat_identity",
     "collect",
+    "console_scope",
     "denied_event",
     "identify",
     "limit_refusal",
@@ -122,7 +132,10 @@ def identify(
     """The conversation owner and the rate-limit scope: the user's, else the session's.
 
     An anonymous user chats as the session's `chat_identity` (`save` as there); the
-    client IP is the scope's last resort (see `scope_key`).
+    client IP is the scope's last resort, and an anonymous scope carries it for the
+    per-address budget (see `scope_key`). `client_ip` is the server's view of the client
+    (REMOTE_ADDR, the ASGI scope's `client`), never a header: behind a reverse proxy the
+    server must be told to take the forwarded address (uvicorn's --forwarded-allow-ips).
     """
     session_key = None if is_authenticated(user) else chat_identity(session, save=save)
     return owner_for(user, session_key), scope_key(user, session_key, client_ip)

@@ -14,6 +14,11 @@ window; `retry_after_seconds` is the real time until the oldest of them leaves i
 budget is exhausted once the tokens recorded in the window reach the limit; it frees when
 enough of them have left the window.
 
+A request may count in two budgets (an anonymous asker's: its session's `requests` and
+its client address' `anonymous_requests_per_ip`, see `RateScope`): both are stepped at
+once, atomically, and it is admitted (and recorded in both) only when both have room. The
+staff console's chat counts in `console_requests` (`console_scope`).
+
 Where the counters live depends on the cache alias the limiter is given ("default" unless
 told otherwise), read from `settings.CACHES`:
 
@@ -43,7 +48,7 @@ import threading
 import time
 import uuid
 from array import array
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -61,69 +66,89 @@ from chatomon.data.actor import is_authenticated
 from chatomon.django.settings import ChatSettings, RateLimitSettings
 from chatomon.schemas import TokenUsage
 
-__all__ = ["REDIS_TIMEOUT_SECONDS", "Admission", "RateLimiter", "TokenBudget", "scope_key"]
+__all__ = [
+    "REDIS_TIMEOUT_SECONDS",
+    "Admission",
+    "RateLimiter",
+    "RateScope",
+    "TokenBudget",
+    "console_scope",
+    "scope_key",
+]
 
 logger = logging.getLogger(__name__)
 
-# KEYS[1] the log, KEYS[2] the running total of its amounts; ARGV: limit, window (ms),
-# mode ("hit", "check", "add"), amount, member. Returns {admitted (1/0/-1 for "add"),
-# milliseconds until the budget frees}. The total is updated by what enters and leaves the
-# window, so a step costs the entries that expired, not the whole log: a budget of
-# thousands of requests an hour stays as cheap as one of ten. Both keys are written and
-# expire together; a total missing beside a log (one evicted) is summed again once.
+# KEYS: the log and the running total of its amounts, for each counter in turn; ARGV: mode
+# ("hit", "check", "add"), amount, member, window (ms), then each counter's limit. Returns
+# {admitted (1/0/-1 for "add"), milliseconds until every refusing counter frees}. A "hit"
+# records in every log or in none: one request refused by any counter is counted by none.
+# A total is updated by what enters and leaves the window, so a step costs the entries
+# that expired, not the whole log: a budget of thousands of requests an hour stays as
+# cheap as one of ten. A log and its total are written and expire together; a total
+# missing beside a log (one evicted) is summed again once.
 _SCRIPT = """
-local key, total_key = KEYS[1], KEYS[2]
-local limit, window = tonumber(ARGV[1]), tonumber(ARGV[2])
-local mode, amount, member = ARGV[3], tonumber(ARGV[4]), ARGV[5]
+local mode, amount, member = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local window = tonumber(ARGV[4])
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local function amount_of(entry) return tonumber(string.match(entry, ':(%d+)$')) end
-local expired = redis.call('ZRANGEBYSCORE', key, '-inf', now - window)
-local total = tonumber(redis.call('GET', total_key))
-local changed = #expired > 0
-if changed then redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window) end
-if redis.call('EXISTS', key) == 0 then
-  changed = total ~= nil
-  total = 0
-elseif total == nil then
-  changed, total = true, 0
-  for _, entry in ipairs(redis.call('ZRANGE', key, 0, -1)) do total = total + amount_of(entry) end
-else
+local function pruned(key, total_key)
+  local expired = redis.call('ZRANGEBYSCORE', key, '-inf', now - window)
+  local total = tonumber(redis.call('GET', total_key))
+  local changed = #expired > 0
+  if changed then redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window) end
+  if redis.call('EXISTS', key) == 0 then
+    return 0, total ~= nil
+  elseif total == nil then
+    total = 0
+    for _, entry in ipairs(redis.call('ZRANGE', key, 0, -1)) do total = total + amount_of(entry) end
+    return total, true
+  end
   for _, entry in ipairs(expired) do total = total - amount_of(entry) end
+  return total, changed
 end
-local function record()
-  redis.call('ZADD', key, now, member .. ':' .. amount)
-  total = total + amount
-  redis.call('SET', total_key, total, 'PX', window)
-  redis.call('PEXPIRE', key, window)
+local function wait_of(key, total, limit)
+  local left, first = total, 0
+  while true do
+    local entries = redis.call('ZRANGE', key, first, first + 99, 'WITHSCORES')
+    if #entries == 0 then return window end
+    for i = 1, #entries, 2 do
+      left = left - amount_of(entries[i])
+      if left + amount <= limit then return tonumber(entries[i + 1]) + window - now end
+    end
+    first = first + 100
+  end
 end
-if mode == 'add' then
-  record()
-  return {-1, 0}
+local logs, admitted = {}, true
+for i = 1, #KEYS / 2 do
+  local total, changed = pruned(KEYS[2 * i - 1], KEYS[2 * i])
+  local limit = tonumber(ARGV[4 + i])
+  logs[i] = {KEYS[2 * i - 1], KEYS[2 * i], limit, total, changed}
+  if total + amount > limit then admitted = false end
 end
-if total + amount <= limit and mode == 'hit' then
-  record()
+if mode == 'add' or (mode == 'hit' and admitted) then
+  for _, log in ipairs(logs) do
+    redis.call('ZADD', log[1], now, member .. ':' .. amount)
+    redis.call('SET', log[2], log[4] + amount, 'PX', window)
+    redis.call('PEXPIRE', log[1], window)
+  end
+  if mode == 'add' then return {-1, 0} end
   return {1, 0}
 end
-if changed then
-  local ttl = redis.call('PTTL', key)
-  if total > 0 and ttl > 0 then
-    redis.call('SET', total_key, total, 'PX', ttl)
-  else
-    redis.call('DEL', total_key)
+local wait = 0
+for _, log in ipairs(logs) do
+  if log[5] then
+    local ttl = redis.call('PTTL', log[1])
+    if log[4] > 0 and ttl > 0 then
+      redis.call('SET', log[2], log[4], 'PX', ttl)
+    else
+      redis.call('DEL', log[2])
+    end
   end
+  if log[4] + amount > log[3] then wait = math.max(wait, wait_of(log[1], log[4], log[3])) end
 end
-if total + amount <= limit then return {1, 0} end
-local left, first = total, 0
-while true do
-  local entries = redis.call('ZRANGE', key, first, first + 99, 'WITHSCORES')
-  if #entries == 0 then return {0, window} end
-  for i = 1, #entries, 2 do
-    left = left - amount_of(entries[i])
-    if left + amount <= limit then return {0, tonumber(entries[i + 1]) + window - now} end
-  end
-  first = first + 100
-end
+if admitted then return {1, 0} end
+return {0, wait}
 """
 
 
@@ -135,15 +160,58 @@ class Admission:
     retry_after_seconds: int = 0
 
 
+class RateScope(str):
+    """A rate-limit scope: its key ("user:7", "session:...", "ip:..."), and what `hit` counts.
+
+    A str, so that it is the key wherever one is read (token budgets, `owner_budget`'s
+    match, logs); a plain str scope counts the `requests` budget alone. Besides:
+
+    - `client_ip`: the address of an anonymous asker, whose request also counts in the
+      `anonymous_requests_per_ip` budget of that address;
+    - `console`: a staff member's console chat, counted in `console_requests` instead
+      of `requests`.
+
+    Examples:
+        >>> scope = RateScope("session:abc", client_ip="10.0.0.1")
+        >>> scope == "session:abc", f"{scope}", scope.client_ip
+        (True, 'session:abc', '10.0.0.1')
+    """
+
+    __slots__ = ("client_ip", "console")
+
+    client_ip: str | None
+    console: bool
+
+    def __new__(cls, key: str, *, client_ip: str | None = None, console: bool = False) -> RateScope:
+        """The scope `key`, counted per `client_ip` too (anonymous), or as the console's."""
+        scope = super().__new__(cls, key)
+        scope.client_ip = client_ip or None
+        scope.console = console
+        return scope
+
+
 def scope_key(user: Any, session_key: str | None = None, client_ip: str | None = None) -> str:
-    """The rate-limit scope: the user id, else the session key, else the client IP."""
+    """The rate-limit scope: the user id, else the session key, else the client IP.
+
+    An anonymous asker's scope carries the client IP (a `RateScope`), so that its requests
+    count in the per-address budget too, whatever session they come with.
+    """
     if is_authenticated(user) and getattr(user, "id", None) is not None:
-        return f"user:{user.id}"
+        return RateScope(f"user:{user.id}")
     if session_key:
-        return f"session:{session_key}"
+        return RateScope(f"session:{session_key}", client_ip=client_ip)
     if client_ip:
-        return f"ip:{client_ip}"
-    return "anonymous"
+        return RateScope(f"ip:{client_ip}", client_ip=client_ip)
+    return RateScope("anonymous")
+
+
+def console_scope(user: Any) -> RateScope:
+    """The scope of a staff user's console chat: their user scope, on `console_requests`.
+
+    Its token budgets are the user's own (`budget(console_scope(user))` spends what the
+    user's chat elsewhere spends).
+    """
+    return RateScope(f"user:{user.id}", console=True)
 
 
 class _WindowLog(Protocol):
@@ -153,8 +221,10 @@ class _WindowLog(Protocol):
     # event loop. False for the in-process caches, whose step takes microseconds.
     waits_on_io: bool
 
-    def run(self, key: str, limit: int, window: float, mode: str, amount: int) -> float | None:
-        """Apply `mode` ("hit", "check", "add"); seconds until it frees, None when admitted."""
+    def run(
+        self, limits: Sequence[tuple[str, int]], window: float, mode: str, amount: int
+    ) -> float | None:
+        """Apply `mode` to the logs of `limits` (key, limit) at once; see `RateLimiter._apply`."""
         ...
 
 
@@ -177,13 +247,16 @@ class _RedisWindowLog:
         self.server = server
         self.options = options
 
-    def run(self, key: str, limit: int, window: float, mode: str, amount: int) -> float | None:
-        """Apply `mode` ("hit", "check", "add"); seconds until it frees, None when admitted."""
-        cache_key = self.make_key(key)
+    def run(
+        self, limits: Sequence[tuple[str, int]], window: float, mode: str, amount: int
+    ) -> float | None:
+        """Apply `mode` to the logs of `limits` at once, in one script on the server."""
+        keys = [self.make_key(key) for key, _ in limits]
         window_ms = max(1, round(window * 1000))
         member = uuid.uuid4().hex  # two steps in one millisecond are two entries
         admitted, wait_ms = _window_script(self.server, self.options)(
-            keys=[cache_key, f"{cache_key}:total"], args=[limit, window_ms, mode, amount, member]
+            keys=[part for key in keys for part in (key, f"{key}:total")],
+            args=[mode, amount, member, window_ms, *(limit for _, limit in limits)],
         )
         return None if int(admitted) != 0 else max(int(wait_ms), 0) / 1000
 
@@ -264,31 +337,32 @@ class _CacheWindowLog:
         self.clock = clock
         self.waits_on_io = not isinstance(cache, LocMemCache | DummyCache)
 
-    def run(self, key: str, limit: int, window: float, mode: str, amount: int) -> float | None:
-        """Apply `mode` ("hit", "check", "add"); seconds until it frees, None when admitted."""
+    def run(
+        self, limits: Sequence[tuple[str, int]], window: float, mode: str, amount: int
+    ) -> float | None:
+        """Apply `mode` to the logs of `limits` at once, under the process-wide lock."""
         with _LOCAL_LOCK:
-            return self._run_locked(key, limit, window, mode, amount)
+            return self._run_locked(limits, window, mode, amount)
 
     def _run_locked(
-        self, key: str, limit: int, window: float, mode: str, amount: int
+        self, limits: Sequence[tuple[str, int]], window: float, mode: str, amount: int
     ) -> float | None:
         now = self.clock()
-        times, amounts = _packed(self.cache.get(key))
-        start = bisect.bisect_right(times, now - window)  # times only grow: the rest is live
-        times, amounts = times[start:], amounts[start:]
-        if mode == "add":
-            self._append(key, times, amounts, now, amount, window)
-            return None
-        total = sum(amounts)
-        if total + amount <= limit:
-            if mode == "hit":
+        logs = []
+        for key, limit in limits:
+            times, amounts = _packed(self.cache.get(key))
+            start = bisect.bisect_right(times, now - window)  # times only grow: the rest is live
+            logs.append((key, limit, times[start:], amounts[start:]))
+        waits = [
+            _wait(times, amounts, limit - amount, now - window)
+            for _, limit, times, amounts in logs
+            if sum(amounts) + amount > limit
+        ]
+        if mode == "add" or (mode == "hit" and not waits):
+            for key, _, times, amounts in logs:
                 self._append(key, times, amounts, now, amount, window)
             return None
-        for at, count in zip(times, amounts, strict=True):
-            total -= count
-            if total + amount <= limit:
-                return at + window - now
-        return window
+        return max(waits) if waits else None
 
     def _append(  # noqa: PLR0917 - the log's parts, and where it goes
         self,
@@ -303,6 +377,20 @@ class _CacheWindowLog:
         times.append(max(now, times[-1]) if times else now)
         amounts.append(amount)
         self.cache.set(key, (times, amounts), timeout=math.ceil(window))
+
+
+def _wait(times: array[float], amounts: array[int], room: int, window_start: float) -> float:
+    """Seconds until a log over its limit holds at most `room`.
+
+    That is until enough of its oldest entries leave the window (which starts at
+    `window_start` now).
+    """
+    total = sum(amounts)
+    for at, count in zip(times, amounts, strict=True):
+        total -= count
+        if total <= room:
+            return at - window_start
+    return (times[-1] if times else window_start) - window_start
 
 
 def _packed(stored: Any) -> tuple[array[float], array[int]]:
@@ -346,18 +434,24 @@ class RateLimiter:
         )
 
     async def hit(self, scope: str) -> Admission:
-        """Count one request of `scope`; refused while `requests` ran in the window."""
-        limit = self.settings.requests
-        if limit is None:
+        """Count one request of `scope`; refused while its budgets are spent in the window.
+
+        The budgets are `requests` of the scope (`console_requests` for a console
+        `RateScope`), and `anonymous_requests_per_ip` of the client address an anonymous
+        `RateScope` carries. Either refusing refuses, and a refused request is counted by
+        none of them.
+        """
+        limits = self._request_limits(scope)
+        if not limits:
             return Admission(allowed=True)
-        return _admission(await self._apply(self._requests_key(scope), limit, "hit", 1))
+        return _admission(await self._apply(limits, "hit", 1))
 
     def admit(self, scope: str) -> Admission:
         """`hit` for sync code (a view's request thread): the cache is called right here."""
-        limit = self.settings.requests
-        if limit is None:
+        limits = self._request_limits(scope)
+        if not limits:
             return Admission(allowed=True)
-        return _admission(self._apply_here(self._requests_key(scope), limit, "hit", 1))
+        return _admission(self._apply_here(limits, "hit", 1))
 
     def budget(self, scope: str) -> TokenBudget:
         """The token budgets of `scope`, for one turn (`ChatService.run_turn(budget=...)`)."""
@@ -374,18 +468,38 @@ class RateLimiter:
         """
         return TokenBudget(self, f"{owner.kind}:{owner.key}")
 
-    def _requests_key(self, scope: str) -> str:
-        return f"{self.prefix}:requests:{scope}"
+    def _request_limits(self, scope: str) -> list[tuple[str, int]]:
+        """The (key, limit) of each request budget `scope` counts in (those in force)."""
+        console = isinstance(scope, RateScope) and scope.console
+        counter = "console_requests" if console else "requests"
+        budgets = [
+            (f"{self.prefix}:{counter}:{scope}", getattr(self.settings, counter)),
+        ]
+        client_ip = scope.client_ip if isinstance(scope, RateScope) else None
+        if client_ip is not None:
+            budgets.append(
+                (
+                    f"{self.prefix}:anonymous_requests_per_ip:{client_ip}",
+                    self.settings.anonymous_requests_per_ip,
+                )
+            )
+        return [(key, limit) for key, limit in budgets if limit is not None]
 
-    async def _apply(self, key: str, limit: int, mode: str, amount: int) -> float | None:
+    async def _apply(self, limits: list[tuple[str, int]], mode: str, amount: int) -> float | None:
+        """Apply `mode` to the logs of `limits` (key, limit) at once.
+
+        "hit" records `amount` in every log when all have room, else in none; "check" only
+        asks; "add" records whatever the limits. Returns the seconds until every log over
+        its limit has room, None when all have room.
+        """
         if self._log.waits_on_io:
             # A round trip to a server: kept off the event loop.
-            return await asyncio.to_thread(self._apply_here, key, limit, mode, amount)
-        return self._apply_here(key, limit, mode, amount)
+            return await asyncio.to_thread(self._apply_here, limits, mode, amount)
+        return self._apply_here(limits, mode, amount)
 
-    def _apply_here(self, key: str, limit: int, mode: str, amount: int) -> float | None:
+    def _apply_here(self, limits: list[tuple[str, int]], mode: str, amount: int) -> float | None:
         try:
-            return self._log.run(key, limit, self.settings.window_seconds, mode, amount)
+            return self._log.run(limits, self.settings.window_seconds, mode, amount)
         except Exception as error:  # noqa: BLE001 - a broken cache admits (logged)
             logger.error("rate limit cache failed (%s): admitting", type(error).__name__)
             return None
@@ -416,7 +530,7 @@ class TokenBudget:
         """Seconds until every exhausted token budget frees, or None while there is room."""
         waits = [
             # amount 1 without recording it: is there room for one more token?
-            await self.limiter._apply(self._key(counter), limit, "check", 1)
+            await self.limiter._apply([(self._key(counter), limit)], "check", 1)
             for counter, limit in self.limiter.settings.token_limits().items()
         ]
         pending = [wait for wait in waits if wait is not None]
@@ -431,4 +545,4 @@ class TokenBudget:
         }
         for counter, limit in self.limiter.settings.token_limits().items():
             if amounts[counter] > 0:
-                await self.limiter._apply(self._key(counter), limit, "add", amounts[counter])
+                await self.limiter._apply([(self._key(counter), limit)], "add", amounts[counter])
