@@ -6,6 +6,7 @@ processes started by the tests answer predictably. Rules, on the latest user mes
 - `mutate <mutation> <JSON input>`: one `mutate` tool call;
 - `query <Manager>`: one `query` tool call for the names of that manager's records;
 - `slow <seconds> <text>`: wait, then answer like an echo;
+- `drip <seconds> <text>`: stream "<text> <i>" once a second for that many seconds;
 - `fail`: raise (the turn ends with chat_error);
 - `tokens <n>`: answer "ok" reporting n input and n output tokens;
 - anything else: "Echo: <text>" in two chunks.
@@ -68,6 +69,11 @@ class RulesProvider(BaseLLMProvider):
             seconds, _, said = rest.partition(" ")
             await asyncio.sleep(float(seconds))
             yield TextChunkEvent(content=f"Echo: {said}")
+        elif command == "drip":
+            seconds, _, said = rest.partition(" ")
+            for second in range(int(seconds)):
+                await asyncio.sleep(1)
+                yield TextChunkEvent(content=f"{said} {second + 1} ")
         elif command == "fail":
             raise RuntimeError("the rules provider was told to fail")
         elif command == "tokens":

@@ -85,10 +85,12 @@ def migrate(env: Mapping[str, str]) -> None:
 class AsgiServer:
     """One uvicorn process serving the test project."""
 
-    def __init__(self, env: Mapping[str, str]) -> None:
+    def __init__(self, env: Mapping[str, str], log: Path | None = None) -> None:
         self.env = dict(env)
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
+        self.log = log
+        """Where the process's stderr (its log) goes; None: this process's stderr."""
 
     @property
     def url(self) -> str:
@@ -104,7 +106,12 @@ class AsgiServer:
             "--host", "127.0.0.1", "--port", str(self.port),
             "--log-level", "warning", "--lifespan", "off", "--ws", "websockets-sansio",
         ]  # fmt: skip
-        self.process = subprocess.Popen(command, env=self.env, cwd=ROOT)
+        stderr = self.log.open("ab") if self.log is not None else None
+        try:
+            self.process = subprocess.Popen(command, env=self.env, cwd=ROOT, stderr=stderr)
+        finally:
+            if stderr is not None:
+                stderr.close()  # the child holds its own copy
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

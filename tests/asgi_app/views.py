@@ -2,6 +2,7 @@
 
 - `GET test/csrf/`: sets the CSRF cookie, returns the token;
 - `POST test/login/` `{"username", "staff"?}`: creates the user if needed and logs in;
+- `POST test/logout/`: logs the session's user out (Django's `logout()`);
 - `POST test/staff/decide/` `{"confirmation_id", "confirmed"}`: a staff decision, as the
   console makes it, answered with the envelope of the resumed turn;
 - `GET test/turns/`: the ten latest turns, newest first, with their status;
@@ -15,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.contrib.auth import get_user_model, login
+from django.contrib.auth import get_user_model, login, logout
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import get_token
 from django.views.decorators.csrf import csrf_exempt, ensure_csrf_cookie
@@ -39,6 +40,12 @@ def log_in(request: HttpRequest) -> HttpResponse:
     )
     login(request, user, backend="django.contrib.auth.backends.ModelBackend")
     return JsonResponse({"id": user.pk})
+
+
+@csrf_exempt
+def log_out(request: HttpRequest) -> HttpResponse:
+    logout(request)
+    return JsonResponse({})
 
 
 @csrf_exempt

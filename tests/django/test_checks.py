@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -202,7 +203,13 @@ def test_w001_reads_web_concurrency(monkeypatch: pytest.MonkeyPatch) -> None:
     only(chat_checks(), "chatomon.W001")
 
 
-REDIS_LAYER = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer"}}
+REDIS_URL = "redis://127.0.0.1:6379/2"
+REDIS_LAYER = {
+    "default": {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 10}]},
+    }
+}
 
 
 @override_settings(
@@ -211,6 +218,58 @@ REDIS_LAYER = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer"}}
 )
 def test_w002_local_memory_cache_with_several_workers() -> None:
     only(chat_checks(workers=2), "chatomon.W002")
+
+
+def redis_layer(*hosts: Any, backend: str = "channels_redis.core.RedisChannelLayer") -> Any:
+    return {"default": {"BACKEND": backend, "CONFIG": {"hosts": list(hosts)}}}
+
+
+def redis_py_default_timeout() -> Any:
+    from redis.asyncio import Redis  # noqa: PLC0415
+
+    return inspect.signature(Redis).parameters["socket_timeout"].default
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        {"address": REDIS_URL, "socket_timeout": 5},
+        {"host": "127.0.0.1", "port": 6379, "socket_timeout": 2.5},
+        f"{REDIS_URL}?socket_timeout=3",
+    ],
+    ids=["dict", "host-port-dict", "url-query"],
+)
+def test_w003_a_socket_timeout_not_longer_than_the_layers_blocking_receive(host) -> None:
+    with override_settings(CHANNEL_LAYERS=redis_layer(host), CACHES=REDIS_CACHE):
+        message = only(chat_checks(workers=1), "chatomon.W003")
+    assert message.level < 40
+    assert "socket_timeout" in message.msg and "socket_timeout" in str(message.hint)
+
+
+@pytest.mark.skipif(
+    redis_py_default_timeout() is None, reason="this redis-py gives no default socket_timeout"
+)
+@pytest.mark.parametrize("host", [REDIS_URL, ("127.0.0.1", 6379), {"address": REDIS_URL}])
+def test_w003_redis_py_8s_default_timeout_is_exposed(host) -> None:
+    with override_settings(CHANNEL_LAYERS=redis_layer(host), CACHES=REDIS_CACHE):
+        message = only(chat_checks(), "chatomon.W003")
+    assert f"({redis_py_default_timeout():g} s)" in message.msg
+
+
+@pytest.mark.parametrize(
+    "layers",
+    [
+        redis_layer({"address": REDIS_URL, "socket_timeout": 10}),
+        redis_layer({"address": REDIS_URL, "socket_timeout": None}),
+        redis_layer(f"{REDIS_URL}?socket_timeout=30"),
+        redis_layer(REDIS_URL, backend="channels_redis.pubsub.RedisPubSubChannelLayer"),
+        IN_MEMORY,
+    ],
+    ids=["longer", "none", "url-query", "pubsub", "in-memory"],
+)
+def test_w003_is_silent_where_the_receive_outlasts_its_block(layers) -> None:
+    with override_settings(CHANNEL_LAYERS=layers, CACHES=REDIS_CACHE):
+        assert chat_checks() == []
 
 
 PROFILES = {

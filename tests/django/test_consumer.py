@@ -8,6 +8,7 @@ from typing import Any
 from uuid import uuid4
 
 import pytest
+from channels.layers import InMemoryChannelLayer
 from channels.testing.websocket import WebsocketCommunicator
 from django.test import AsyncClient
 
@@ -214,6 +215,53 @@ async def test_disconnecting_cancels_the_turn_and_records_it_aborted():
         await asyncio.sleep(0.02)
     await socket.disconnect()
     assert [t.status async for t in Turn.objects.all()] == ["aborted"]
+
+
+async def test_a_logout_closes_the_users_sockets_with_4401_and_aborts_the_turn():
+    client = AsyncClient()
+    await client.aforce_login(await make_user("alice"))
+    cookie = f"sessionid={client.cookies['sessionid'].value}".encode()
+    headers = [(b"origin", b"http://testserver"), (b"cookie", cookie)]
+    busy = WebsocketCommunicator(_application(), "/chat/", headers=headers)
+    idle = WebsocketCommunicator(_application(), "/chat/", headers=headers)
+    assert (await busy.connect())[0] and (await idle.connect())[0]
+    others = await open_socket("bob")
+    await send(busy, {"type": "message", "text": "slow 30 never answered"})
+    for _ in range(100):
+        if await Turn.objects.filter(status="running").aexists():
+            break
+        await asyncio.sleep(0.02)
+    await client.post("/test/logout/")  # Django's logout(): the user_logged_out signal
+    for socket in (busy, idle):
+        assert await socket.receive_output(5) == {"type": "websocket.close", "code": 4401}
+    assert [t.status async for t in Turn.objects.all()] == ["aborted"]
+    await send(others, {"type": "message", "text": "bob chats on"})
+    assert (await until_terminal(others))[-1]["type"] == "done"
+    await others.disconnect()
+
+
+async def test_a_failing_channel_layer_leaves_the_socket_chatting(settings):
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": f"{__name__}.BrokenLayer"}}
+    socket = await open_socket()
+    await send(socket, {"type": "message", "text": "hello"})
+    assert types(await until_terminal(socket)) == ["text_chunk", "text_chunk", "done"]
+    assert await socket.receive_nothing(1.5)  # its receive from the layer failed meanwhile
+    await send(socket, {"type": "message", "text": "again"})
+    assert (await until_terminal(socket))[-1]["type"] == "done"
+    await socket.disconnect()
+
+
+class BrokenLayer(InMemoryChannelLayer):
+    """A layer whose every operation fails, as channels_redis' does with Redis down."""
+
+    async def receive(self, channel: str) -> Any:
+        raise ConnectionError("the layer is down")
+
+    async def group_add(self, group: str, channel: str) -> None:
+        raise ConnectionError("the layer is down")
+
+    async def group_discard(self, group: str, channel: str) -> None:
+        raise ConnectionError("the layer is down")
 
 
 async def test_permission_denial_closes_with_4403(settings):

@@ -9,7 +9,10 @@ one per request: a provider holds connections, a local model takes seconds to lo
 
 Resumed turns (staff approvals, expiries, a confirmation resolved in another process) are
 published to the conversation's channel-layer group, `conversation_group(id)`, which every
-socket streaming that conversation has joined.
+socket streaming that conversation has joined. Every socket of an authenticated user also
+joins `user_group(pk)`, through which a logout closes them (`transports.logout`). A layer
+that fails (Redis down) drops what is published, logged once per outage
+(`transports.layer`): the turn itself goes on.
 
 ```python
 service = chat_service()
@@ -35,16 +38,20 @@ from chatomon.providers.registry import build_provider
 
 __all__ = [
     "GROUP_EVENT_TYPE",
+    "LOGOUT_EVENT_TYPE",
     "build_chat_service",
     "chat_service",
     "conversation_group",
     "load_actor",
     "owner_for",
     "publish_event",
+    "user_group",
 ]
 
 GROUP_EVENT_TYPE = "chat.event"
 """The channel-layer message type carrying one chat event (the consumer's `chat_event`)."""
+LOGOUT_EVENT_TYPE = "chat.logout"
+"""The channel-layer message type closing a user's sockets (the consumer's `chat_logout`)."""
 
 _lock = threading.Lock()
 _built: dict[int, tuple[ChatSettings, ChatService]] = {}
@@ -59,6 +66,19 @@ def conversation_group(conversation_id: str | UUID) -> str:
     """
     key = conversation_id if isinstance(conversation_id, UUID) else UUID(str(conversation_id))
     return f"chatomon.conversation.{key.hex}"
+
+
+def user_group(user_pk: Any) -> str:
+    """The channel-layer group of a user's sockets (the primary key, made group-safe).
+
+    Examples:
+        >>> user_group(42)
+        'chatomon.user.42'
+        >>> user_group("a b/c")
+        'chatomon.user.a_b_c'
+    """
+    safe = "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else "_" for c in str(user_pk))
+    return f"chatomon.user.{safe[:80]}"
 
 
 def owner_for(user: Any, session_key: str | None) -> Owner:
@@ -87,15 +107,21 @@ async def load_actor(owner: Owner) -> Any:
 
 
 async def publish_event(event: Mapping[str, Any]) -> None:
-    """Send one event of a resumed turn to its conversation's group (no layer: dropped)."""
+    """Send one event of a resumed turn to its conversation's group.
+
+    No layer, or a layer that fails (logged once per outage): dropped, and the turn goes on;
+    its events are stored, so the conversation shows them when reloaded.
+    """
     from channels.layers import get_channel_layer
+
+    from chatomon.django.transports.layer import attempt
 
     layer = get_channel_layer()
     conversation_id = event.get("conversation_id")
     if layer is None or not conversation_id:
         return
     message = {"type": GROUP_EVENT_TYPE, "event": dict(event)}
-    await layer.group_send(conversation_group(str(conversation_id)), message)
+    await attempt("publishing", layer.group_send(conversation_group(str(conversation_id)), message))
 
 
 def _listeners(settings: ChatSettings) -> list[Any]:
@@ -122,6 +148,7 @@ def build_chat_service(settings: ChatSettings | None = None) -> ChatService:
     atom's orbitals, the loop limits, the signal and audit listeners, the channel-layer
     publisher, the actor loader, and the owners' token budgets for resumed turns.
     """
+    from chatomon.django.audit.rule import redaction_of
     from chatomon.django.persistence.store import DjangoStore
     from chatomon.django.transports.ratelimit import RateLimiter
 
@@ -141,6 +168,7 @@ def build_chat_service(settings: ChatSettings | None = None) -> ChatService:
         publisher=publish_event,
         actor_loader=load_actor,
         budget_for=lambda owner: RateLimiter(chat_settings()).owner_budget(owner),
+        redaction=redaction_of(chosen),
     )
 
 

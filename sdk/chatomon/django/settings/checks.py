@@ -13,9 +13,17 @@
 | chatomon.E009   | planned.enabled is True, but planned turns are not available yet    |
 | chatomon.W001   | in-memory channel layer while more than one worker serves chat      |
 | chatomon.W002   | local-memory cache while more than one worker serves chat           |
+| chatomon.W003   | a Redis channel layer whose client times out its blocking receive   |
 
 "More than one worker" is `CHATOMON["workers"]`, else the WEB_CONCURRENCY environment
 variable (read by gunicorn and uvicorn), else 1.
+
+W003: channels_redis' `RedisChannelLayer` waits for a socket's messages with a blocking
+Redis read of `brpop_timeout` seconds (5); redis-py 8 gives every connection a default
+`socket_timeout` of 5 s, so the client gives up first, every few seconds, on every socket.
+chatomon's sockets survive that (`transports.layer` retries), but each retry reconnects and a
+message popped as the client gave up is lost. Fixed by giving the layer's hosts a longer
+`socket_timeout` (the README's CHANNEL_LAYERS does: 10 s), or None.
 
 E009 stands until planned turns exist: without it `planned.enabled: True` would be accepted
 and every turn would quietly run the tool loop. It is one function, `_planned_errors`.
@@ -26,10 +34,12 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from django.apps import AppConfig
 from django.conf import settings as django_settings
 from django.core.checks import CheckMessage, Error, Warning
+from django.utils.module_loading import import_string
 
 from chatomon.data.errors import DataConfigurationError
 from chatomon.django.settings import (
@@ -68,6 +78,7 @@ def check_chat(app_configs: Iterable[AppConfig] | None = None, **_: Any) -> list
         messages += _permission_errors(settings.permission)
         messages += _registry_errors(settings)
         messages += _deployment_warnings(settings)
+        messages += _layer_timeout_warnings()
     return messages
 
 
@@ -268,3 +279,76 @@ def _deployment_warnings(settings: ChatSettings) -> list[CheckMessage]:
             )
         )
     return warnings
+
+
+def _layer_timeout_warnings() -> list[CheckMessage]:
+    """W003 for each Redis channel layer whose client would time out its blocking receive."""
+    warnings: list[CheckMessage] = []
+    layers = getattr(django_settings, "CHANNEL_LAYERS", {}) or {}
+    for alias, layer in layers.items():
+        blocking = _blocking_receive_seconds(layer.get("BACKEND"))
+        if blocking is None:
+            continue
+        hosts = (layer.get("CONFIG") or {}).get("hosts") or ["redis://localhost:6379"]
+        timeouts = [_socket_timeout(host) for host in hosts]
+        short = [t for t in timeouts if t is not None and t <= blocking]
+        if short:
+            warnings.append(
+                Warning(
+                    f"CHANNEL_LAYERS[{alias!r}]: the Redis client's socket_timeout "
+                    f"({min(short):g} s) is not longer than the layer's blocking receive "
+                    f"({blocking:g} s): every socket's receive times out and reconnects, "
+                    "and a message arriving then can be lost",
+                    hint="Give each host as a dict with a longer socket_timeout, e.g. "
+                    '"hosts": [{"address": "redis://...", "socket_timeout": 10}] '
+                    "(redis-py 8 defaults to 5 s).",
+                    id="chatomon.W003",
+                )
+            )
+    return warnings
+
+
+def _blocking_receive_seconds(backend: Any) -> float | None:
+    """The blocking read of a channels_redis-style layer (`brpop_timeout`), else None."""
+    if not isinstance(backend, str):
+        return None
+    try:
+        layer_class = import_string(backend)
+    except ImportError:
+        return None  # Channels reports a layer it cannot import
+    seconds = getattr(layer_class, "brpop_timeout", None)
+    return float(seconds) if isinstance(seconds, int | float) else None
+
+
+def _socket_timeout(host: Any) -> float | None:
+    """The socket_timeout a channels_redis host entry gives its connections (None: none)."""
+    if isinstance(host, Mapping):
+        if "socket_timeout" in host:
+            value = host["socket_timeout"]
+            return None if value is None else float(value)
+        address = host.get("address")
+    elif isinstance(host, str | bytes):
+        address = host.decode() if isinstance(host, bytes) else host
+    else:
+        address = None  # a (host, port) pair: the client's defaults
+    if isinstance(address, str):
+        query = parse_qs(urlsplit(address).query)
+        if query.get("socket_timeout"):
+            return float(query["socket_timeout"][0])
+    return _client_default_socket_timeout()
+
+
+def _client_default_socket_timeout() -> float | None:
+    """redis-py's default socket_timeout for new connections (None before redis-py 8)."""
+    try:
+        from redis.asyncio import Connection  # noqa: PLC0415 - optional: channels_redis's
+    except ImportError:
+        return None
+    for cls in Connection.__mro__:  # the base class that takes socket_timeout declares it
+        parameter = inspect.signature(vars(cls).get("__init__", object)).parameters.get(
+            "socket_timeout"
+        )
+        if parameter is not None:
+            default = parameter.default
+            return float(default) if isinstance(default, int | float) else None
+    return None

@@ -21,6 +21,12 @@ One turn runs at a time, in a task of its own; a disconnect cancels it and the s
 records it as aborted. The socket joins the channel-layer group of every conversation its
 events name, so a turn resumed elsewhere (a staff approval, another process, an expiry)
 reaches it; events of a turn this socket resumes itself arrive once, from its own stream.
+A socket of an authenticated user also joins the user's group: a logout closes it with
+4401, its turn cancelled (`transports.logout`).
+
+The channel layer failing (Redis down) does not end the socket: its own turns go on, and
+what needs the layer is skipped until it answers again, logged once per outage
+(`transports.layer`).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import contextlib
 import dataclasses
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs
 from uuid import UUID
@@ -40,7 +47,7 @@ from django.contrib.auth.models import AnonymousUser
 
 from chatomon.chat.pipeline.wire import GENERIC_ERROR_MESSAGE, error_event
 from chatomon.django.audit.signals import send_chat_error
-from chatomon.django.service import chat_service, conversation_group
+from chatomon.django.service import chat_service, conversation_group, user_group
 from chatomon.django.settings import chat_settings
 from chatomon.django.transports.admission import (
     Admitted,
@@ -50,6 +57,8 @@ from chatomon.django.transports.admission import (
     permitted,
 )
 from chatomon.django.transports.expiry import awaits_client, seconds_left
+from chatomon.django.transports.layer import LayerReceiver, attempt
+from chatomon.django.transports.logout import CLOSE_LOGGED_OUT
 from chatomon.django.transports.requests import (
     BadRequest,
     ConfirmRequest,
@@ -60,7 +69,13 @@ from chatomon.django.transports.requests import (
 )
 from chatomon.django.transports.socket_state import SocketState
 
-__all__ = ["CLOSE_DISABLED", "CLOSE_FORBIDDEN", "CLOSE_STARTUP_FAILED", "ChatConsumer"]
+__all__ = [
+    "CLOSE_DISABLED",
+    "CLOSE_FORBIDDEN",
+    "CLOSE_LOGGED_OUT",
+    "CLOSE_STARTUP_FAILED",
+    "ChatConsumer",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +86,18 @@ CLOSE_STARTUP_FAILED = 1011
 
 class ChatConsumer(AsyncWebsocketConsumer):
     """One chat socket: one turn at a time, events as JSON text frames."""
+
+    @property
+    def channel_receive(self) -> Callable[[], Awaitable[Any]]:
+        """The socket's receive from the channel layer, surviving the layer's failures."""
+        return self.layer_receiver
+
+    @channel_receive.setter
+    def channel_receive(self, receive: Callable[[], Awaitable[Any]]) -> None:
+        # Channels sets this once per socket and awaits it beside the client's frames; a
+        # layer failure raised from it would end the consumer, dropping the socket with no
+        # close frame (Redis down, or a Redis client timing out the layer's blocking read).
+        self.layer_receiver = LayerReceiver(receive, self._rejoin)
 
     async def connect(self) -> None:
         """Accept, then close at once with 4404 (chat disabled), 1011 (startup failure) or 4403.
@@ -87,6 +114,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         """Waits for the open client confirmation to expire (`_expire_when_due`)."""
         self.watched: str | None = None
         """The id of that confirmation."""
+        self.logged_out = False
         try:
             self.settings = chat_settings()
             if not self.settings.enabled:
@@ -103,6 +131,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
         if not allowed:
             await self.close(code=CLOSE_FORBIDDEN)
             return
+        if self.owner.kind == "user":
+            await self._join_group(user_group(self.owner.key))
         await self._subscribe_from_query()
 
     def _admit(self) -> bool:
@@ -117,19 +147,32 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         """Cancel the running turn (recorded as aborted) and leave the groups."""
+        await self._cancel_turn()
+        state: SocketState | None = getattr(self, "state", None)
+        if state is not None and getattr(self, "channel_layer", None) is not None:
+            for group in state.groups:
+                await attempt(
+                    "leaving a group", self.channel_layer.group_discard(group, self.channel_name)
+                )
+
+    async def _cancel_turn(self) -> None:
         self._stop_watching()
         task = getattr(self, "task", None)
         if task is not None and not task.done():
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        state: SocketState | None = getattr(self, "state", None)
-        if state is not None and getattr(self, "channel_layer", None) is not None:
-            for group in state.groups:
-                await self.channel_layer.group_discard(group, self.channel_name)
+
+    async def chat_logout(self, message: dict[str, Any]) -> None:
+        """The user logged out (in any process): cancel the turn, close with 4401."""
+        self.logged_out = True
+        await self._cancel_turn()
+        await self.close(code=CLOSE_LOGGED_OUT)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        """Answer one client frame."""
+        """Answer one client frame (none once the socket closed for a logout)."""
+        if getattr(self, "logged_out", False):
+            return
         raw = text_data if text_data is not None else (bytes_data or b"")
         decoded = decode_object(raw, "bad_event")
         if isinstance(decoded, BadRequest):
@@ -276,11 +319,22 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self._join(str(conversation_id))
 
     async def _join(self, conversation_id: str) -> None:
+        await self._join_group(conversation_group(conversation_id))
+
+    async def _join_group(self, group: str) -> None:
         if getattr(self, "channel_layer", None) is None:  # no CHANNEL_LAYERS configured
             return
-        group = conversation_group(conversation_id)
-        if self.state.join(group):
-            await self.channel_layer.group_add(group, self.channel_name)
+        if self.state.join(group):  # kept when the layer fails: `_rejoin` adds it later
+            await attempt("joining a group", self.channel_layer.group_add(group, self.channel_name))
+
+    async def _rejoin(self) -> bool:
+        """Join every group of the socket again (the layer was failing): whether all took."""
+        state: SocketState | None = getattr(self, "state", None)
+        joined = True
+        for group in sorted(state.groups if state is not None else ()):
+            add = self.channel_layer.group_add(group, self.channel_name)
+            joined = await attempt("joining a group", add) and joined
+        return joined
 
     async def _subscribe_from_query(self) -> None:
         """`?conversation_id=` on connect: follow that conversation of this owner."""

@@ -1,0 +1,121 @@
+"""The channel layer failing (Redis down, or its client timing out): chat sockets go on, degraded.
+
+A chat socket needs the channel layer only for what happens elsewhere: the events of its
+turns resumed by someone else (a staff approval, another process, an expiry sweep) and the
+close on its user's logout. Its own turns stream without it. So when the layer fails:
+
+- a group join, leave or publish that fails is skipped (`attempt`); a socket joined to
+  nothing still chats;
+- a socket's receive from the layer that fails (`LayerReceiver`) is retried, at once when
+  it had been waiting a while (a client timeout: the layer answered until then), else after
+  a back-off of up to `MAX_BACKOFF_SECONDS`; once the layer answers again the socket rejoins
+  its groups, so events published after that reach it.
+
+Each outage is logged once per process (a warning naming the operation and the error), and
+its end once (info), not once per socket or per retry: `OUTAGE`. A failure that is a
+timeout names the likely cause, a Redis client `socket_timeout` not longer than the layer's
+blocking receive (system check chatomon.W003).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["MAX_BACKOFF_SECONDS", "OUTAGE", "LayerOutage", "LayerReceiver", "attempt"]
+
+logger = logging.getLogger(__name__)
+
+MAX_BACKOFF_SECONDS = 30.0
+QUICK_FAILURE_SECONDS = 1.0
+"""A receive failing sooner than this found the layer unreachable: back off before retrying."""
+
+
+@dataclass
+class LayerOutage:
+    """Whether the process's channel layer is failing now; logs each outage once."""
+
+    down: bool = False
+    failures: int = 0
+
+    def failed(self, operation: str, error: BaseException) -> None:
+        """A layer operation failed: log it when it starts an outage."""
+        self.failures += 1
+        if self.down:
+            return
+        self.down = True
+        cause = ""
+        if "timeout" in type(error).__name__.lower():
+            cause = (
+                " (a timeout: is the Redis client's socket_timeout longer than the layer's "
+                "blocking receive? see system check chatomon.W003)"
+            )
+        logger.warning(
+            "chat channel layer failed while %s: %s: %s%s; chat sockets go on without the "
+            "events of turns resumed elsewhere and without logout closes until it answers",
+            operation,
+            type(error).__name__,
+            error,
+            cause,
+        )
+
+    def recovered(self) -> None:
+        """A layer operation succeeded: log the end of an outage."""
+        if not self.down:
+            return
+        self.down = False
+        logger.info("chat channel layer answers again after %d failures", self.failures)
+        self.failures = 0
+
+
+OUTAGE = LayerOutage()
+"""The process's one outage record: one log line per outage, whatever the number of sockets."""
+
+
+async def attempt(operation: str, action: Awaitable[Any]) -> bool:
+    """Await a layer operation; False (logged in `OUTAGE`) when the layer failed it."""
+    try:
+        await action
+    except Exception as error:  # noqa: BLE001 - any layer failure leaves the socket degraded
+        OUTAGE.failed(operation, error)
+        return False
+    OUTAGE.recovered()
+    return True
+
+
+@dataclass
+class LayerReceiver:
+    """A socket's receive from the layer that never raises a layer failure.
+
+    `receive` is the socket's own (Channels' `channel_receive`); `rejoin` adds the socket
+    to its groups again and returns whether the layer accepted that.
+    """
+
+    receive: Callable[[], Awaitable[dict[str, Any]]]
+    rejoin: Callable[[], Awaitable[bool]]
+    backoff: float = field(default=0.0)
+
+    async def __call__(self) -> dict[str, Any]:
+        """The next message from the layer, however long the layer takes to come back."""
+        while True:
+            started = time.monotonic()
+            try:
+                message = await self.receive()
+            except Exception as error:  # noqa: BLE001 - see the module docstring
+                OUTAGE.failed("receiving", error)
+                if time.monotonic() - started < QUICK_FAILURE_SECONDS:
+                    # Unreachable: wait longer each time, so a dead Redis costs little.
+                    self.backoff = min(MAX_BACKOFF_SECONDS, max(0.5, 2 * self.backoff))
+                    await asyncio.sleep(self.backoff)
+                else:
+                    self.backoff = 0.0  # it answered until then: a client timeout
+                # Groups joined (or lost) during the outage take effect from now on.
+                await self.rejoin()
+                continue
+            OUTAGE.recovered()
+            self.backoff = 0.0
+            return message
