@@ -1,4 +1,9 @@
-"""A confirmation as the Approvals screen shows it: before→after rows, links, expiry state."""
+"""A confirmation as the Approvals screen shows it: before→after rows, links, expiry state.
+
+The input and the preview pass the project's redaction rule (`chatomon.django.audit.rule`)
+before anything reads them: the queue, the history and the live updates show a password
+or token field as "[redacted]", as the audit trail does.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from chatomon.django.audit.rule import current_redaction
 from chatomon.django.models import PendingConfirmation
 
 from .owners import owner_labels
@@ -38,6 +44,8 @@ class ApprovalCard:
     extra: Any  # preview content that is not field changes (custom previews)
     expired: bool
     decidable: bool  # staff approval, pending, not expired, and the viewer may decide
+    input: Any  # the mutation input, redacted
+    target_id: Any  # the preview's object id, when it names one
 
 
 def preview_rows(preview: Any) -> tuple[str, str | None, tuple[PreviewRow, ...], Any]:
@@ -69,9 +77,12 @@ def cards(
     """Cards of confirmations (with their conversation loaded), owners named in one query."""
     confirmations = list(confirmations)
     owners = owner_labels(c.conversation for c in confirmations)
+    rule = current_redaction()
     result = []
     for confirmation in confirmations:
-        action, manager, rows, extra = preview_rows(confirmation.preview)
+        preview = rule.value(confirmation.preview)
+        action, manager, rows, extra = preview_rows(preview)
+        target_id = preview.get("id") if isinstance(preview, dict) else None
         expired = confirmation.status == "expired" or (
             confirmation.status == "pending" and confirmation.expires_at <= now
         )
@@ -83,6 +94,17 @@ def cards(
         )
         owner = owners.get(str(confirmation.conversation_id), "")
         result.append(
-            ApprovalCard(confirmation, owner, action, manager, rows, extra, expired, decidable)
+            ApprovalCard(
+                confirmation,
+                owner,
+                action,
+                manager,
+                rows,
+                extra,
+                expired,
+                decidable,
+                input=rule.value(confirmation.input),
+                target_id=target_id,
+            )
         )
     return result

@@ -1,4 +1,9 @@
-"""A staff member's own conversation as the Chat screen shows it: messages and tool cards."""
+"""A staff member's own conversation as the Chat screen shows it: messages and tool cards.
+
+Tool arguments, results and confirmation previews pass the project's redaction rule
+(`chatomon.django.audit.rule`), as the streamed events do: a password the staff member
+typed is not shown back.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +11,14 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
+from chatomon.django.audit.rule import current_redaction
 from chatomon.django.models import ChatMessage, Conversation, PendingConfirmation
 from chatomon.django.service import owner_for
+from chatomon.redaction import Redaction
 
 __all__ = [
     "ChatEntry",
+    "PendingView",
     "ToolCard",
     "chat_entries",
     "conversations_of",
@@ -40,6 +48,16 @@ class ChatEntry:
     tools: list[ToolCard] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class PendingView:
+    """An undecided confirmation of the conversation, its preview redacted."""
+
+    id: UUID
+    mutation: str
+    approver: str
+    preview: Any
+
+
 def conversations_of(user: Any) -> list[Conversation]:
     """The user's conversations, most recently updated first."""
     owner = owner_for(user, None)
@@ -57,12 +75,13 @@ def owned_conversation(user: Any, conversation_id: UUID) -> Conversation | None:
 
 def chat_entries(conversation: Conversation) -> list[ChatEntry]:
     """The conversation's items as bubbles, tool results folded into their call's card."""
+    rule = current_redaction()
     entries: list[ChatEntry] = []
     cards: dict[str, ToolCard] = {}
     for row in ChatMessage.objects.filter(conversation=conversation).order_by("position"):
         if row.kind == "tool_calls":
             group = [
-                ToolCard(str(c.get("id")), str(c.get("name")), c.get("arguments"))
+                ToolCard(str(c.get("id")), str(c.get("name")), rule.value(c.get("arguments")))
                 for c in row.tool_calls or ()
             ]
             cards.update((card.call_id, card) for card in group)
@@ -70,16 +89,19 @@ def chat_entries(conversation: Conversation) -> list[ChatEntry]:
         elif row.kind == "tool_result":
             card = cards.get(row.call_id or "")
             if card is not None:
-                card.result, card.has_result = row.result, True
+                card.result, card.has_result = rule.value(row.result), True
         else:
             entries.append(ChatEntry(row.kind, text=row.content, blocked=row.blocked))
     return entries
 
 
-def pending_confirmations(conversation: Conversation) -> list[PendingConfirmation]:
-    """The conversation's undecided confirmations, oldest first."""
-    return list(
-        PendingConfirmation.objects.filter(conversation=conversation, status="pending").order_by(
-            "created_at"
-        )
-    )
+def pending_confirmations(
+    conversation: Conversation, redaction: Redaction | None = None
+) -> list[PendingView]:
+    """The conversation's undecided confirmations, oldest first, previews redacted."""
+    rule = redaction or current_redaction()
+    pending = PendingConfirmation.objects.filter(conversation=conversation, status="pending")
+    return [
+        PendingView(row.id, row.mutation, row.approver, rule.value(row.preview))
+        for row in pending.order_by("created_at")
+    ]

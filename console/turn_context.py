@@ -3,6 +3,7 @@
 Conversation text is stored for the assistant's context whatever ``capture_content`` says,
 but that setting decides what the audit trail — and so the console — may show: the text
 of the messages only with ``"full"``; otherwise their kinds, tool names and a notice.
+Tool arguments pass the project's redaction rule (`chatomon.django.audit.rule`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from chatomon.django.audit.rule import current_redaction
 from chatomon.django.models import ChatMessage, Turn
+from chatomon.redaction import Redaction
 
 __all__ = ["ContextItem", "turn_context"]
 
@@ -39,16 +42,17 @@ def turn_context(turn: Turn, *, limit: int = 12) -> list[ContextItem]:
         items = items.filter(created_at__lte=turn.finished_at)
     latest = list(items.order_by("-position")[:limit])
     visible = content_visible(turn)
-    return [_item(row, visible) for row in reversed(latest)]
+    rule = current_redaction()
+    return [_item(row, visible, rule) for row in reversed(latest)]
 
 
-def _item(row: ChatMessage, visible: bool) -> ContextItem:
+def _item(row: ChatMessage, visible: bool, rule: Redaction) -> ContextItem:
     calls = row.tool_calls or []
     return ContextItem(
         kind=row.kind,
         text=(row.content if visible else None),
         tool_names=tuple(str(c.get("name", "?")) for c in calls)
         or ((row.name,) if row.name else ()),
-        tool_arguments=tuple(c.get("arguments") for c in calls) if visible else (),
+        tool_arguments=tuple(rule.value(c.get("arguments")) for c in calls) if visible else (),
         blocked=row.blocked,
     )

@@ -1,4 +1,7 @@
-"""Turns as rows: what the list shows and what the exports write, from one definition."""
+"""Turns as rows: what the list shows and what the exports write, from one definition.
+
+Exported reports pass the redaction rule (`chatomon.django.audit.rule`).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from chatomon.django.audit.rule import current_redaction
 from chatomon.django.models import Turn
 
 from .owners import owner_labels
@@ -62,8 +66,9 @@ def export_rows(turns: QuerySet[Turn], *, with_report: bool) -> Iterator[dict[st
 
 def _export_chunk(turns: list[Turn], with_report: bool) -> Iterator[dict[str, Any]]:
     owners = owner_labels(t.conversation for t in turns)
+    rule = current_redaction()
     for turn in turns:
         row = turn_row(turn, owners)
         if with_report:
-            row["report"] = turn.report
+            row["report"] = rule.value(turn.report)
         yield row

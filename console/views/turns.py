@@ -1,4 +1,8 @@
-"""Turns: the TurnReport browser — filtered list, detail, report download and exports."""
+"""Turns: the TurnReport browser — filtered list, detail, report download and exports.
+
+A report is shown, downloaded and exported as the redaction rule leaves it (reports
+written by chatomon already are; this also covers rows from older versions or imports).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 
+from chatomon.django.audit.rule import current_redaction
 from chatomon.django.models import PendingConfirmation, Turn
 
 from ..access import VIEW_TURNS, staff_view
@@ -36,7 +41,7 @@ def turn_list(request: HttpRequest) -> HttpResponse:
 def turn_detail(request: HttpRequest, turn_id: str) -> HttpResponse:
     """One turn: its context, chains, attempts, waterfall, usage and raw report."""
     turn = get_object_or_404(Turn.objects.select_related("conversation"), pk=turn_id)
-    report = turn.report or {}
+    report = current_redaction().value(turn.report or {})
     context = {
         "turn": turn,
         "row": rows_of([turn])[0],
@@ -54,7 +59,8 @@ def turn_report_download(request: HttpRequest, turn_id: str) -> HttpResponse:
     """The raw report JSON as a file."""
     turn = get_object_or_404(Turn, pk=turn_id)
     response = HttpResponse(
-        json.dumps(turn.report, indent=2, sort_keys=True), content_type="application/json"
+        json.dumps(current_redaction().value(turn.report), indent=2, sort_keys=True),
+        content_type="application/json",
     )
     response["Content-Disposition"] = f'attachment; filename="turn-{turn.id}.json"'
     return response

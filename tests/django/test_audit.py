@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from dataclasses import replace
@@ -173,11 +174,30 @@ def test_a_failing_logger_is_logged_not_raised(caplog: pytest.LogCaptureFixture)
 def test_the_logger_comes_from_the_settings() -> None:
     seen: list[Any] = []
     with override_settings(
-        CHATOMON={"audit": {"enabled": True, "level": "messages", "logger": seen.append}}
+        CHATOMON={
+            "audit": {"enabled": True, "level": "messages", "logger": seen.append},
+            "atom": {"capture_content": "full"},
+        }
     ):
         listener = AuditListener(validate_chat_settings(), store_events=False)
     listener(activity("assistant_message", text="Done.", final_action="answered"))
     assert seen[0]["payload"] == {"text": "Done.", "final_action": "answered"}
+
+
+@pytest.mark.parametrize("capture", ["none", "hash", "full"])
+def test_message_texts_are_kept_as_capture_content_allows(capture: str) -> None:
+    seen: list[Any] = []
+    with override_settings(
+        CHATOMON={
+            "audit": {"enabled": True, "level": "messages", "logger": seen.append},
+            "atom": {"capture_content": capture},
+        }
+    ):
+        listener = AuditListener(validate_chat_settings(), store_events=False)
+    listener(activity("assistant_message", text="Done.", final_action="answered"))
+    kept = {"none": None, "hash": hashlib.sha256(b"Done.").hexdigest(), "full": "Done."}
+    expected = kept[capture]
+    assert seen[0]["payload"] == {"text": expected, "final_action": "answered"}
 
 
 @pytest.mark.django_db(transaction=True)

@@ -2,7 +2,10 @@
 
 `capture_content` applies to every text field of a report (user message, replies,
 guidance, annotations, error messages). "hash" records the hex SHA-256 of the UTF-8 text,
-enough to match a report against a stored message without keeping the message.
+enough to match a report against a stored message without keeping the message. "full"
+records the text as the redaction rule leaves it (chatomon.redaction): secrets masked and
+what the atom's orbitals hide in records (e.g. `PIIGuard`'s personal data) replaced, so a
+message an orbital blocked for personal data is never kept verbatim.
 """
 
 from __future__ import annotations
@@ -11,19 +14,32 @@ import hashlib
 import json
 from typing import Any
 
-from chatomon._engine.chain import Outcome
+from chatomon._engine.chain import Outcome, Step
+from chatomon.redaction import DEFAULT_REDACTION, Redaction, record_filters
 from chatomon.schemas import CaptureContent, OrbitalResult, Side
 
 __all__ = ["Capture"]
 
 
 class Capture:
-    """Applies one capture level to the texts going into a report."""
+    """Applies one capture level, and the redaction rule, to the texts going into a report.
 
-    __slots__ = ("level",)
+    Args:
+        level: "none", "hash" or "full".
+        redaction: The rule "full" texts pass through (default: secrets masked).
+    """
 
-    def __init__(self, level: CaptureContent) -> None:
+    __slots__ = ("level", "redaction")
+
+    def __init__(self, level: CaptureContent, redaction: Redaction = DEFAULT_REDACTION) -> None:
         self.level = level
+        self.redaction = redaction
+
+    @classmethod
+    def of_chains(cls, level: CaptureContent, *chains: tuple[Step, ...]) -> Capture:
+        """A capture whose rule holds the record filters of the orbitals in `chains`."""
+        filters = record_filters(step for chain in chains for step in chain)
+        return cls(level, DEFAULT_REDACTION.with_filters(filters))
 
     @property
     def full(self) -> bool:
@@ -36,7 +52,7 @@ class Capture:
             return None
         if self.level == "hash":
             return hashlib.sha256(value.encode("utf-8")).hexdigest()
-        return value
+        return self.redaction.text(value)
 
     def annotations(self, value: Any) -> str | None:
         """Annotations as JSON text (values JSON cannot hold are written as their repr)."""
@@ -45,10 +61,10 @@ class Capture:
         return self.text(json.dumps(value, sort_keys=True, default=repr, ensure_ascii=False))
 
     def error_message(self, error: BaseException | None) -> str | None:
-        """An exception's message: only with "full" (messages can quote content)."""
+        """An exception's message, redacted: only with "full" (messages can quote content)."""
         if error is None or not self.full:
             return None
-        return str(error)
+        return self.redaction.error(error)
 
     def orbital_result(self, outcome: Outcome, side: Side, attempt: int) -> OrbitalResult:
         """The audit record of one orbital execution."""

@@ -18,7 +18,7 @@ from chatomon.orbitals.base import Orbital, OrbitalOptions
 from chatomon.orbitals.lexical import items_of, optional_text
 from chatomon.schemas import OrbitalContext, Verdict
 
-__all__ = ["PII_KINDS", "PIIGuard", "PIIKind", "PIIMatch", "find_pii", "redact_pii"]
+__all__ = ["PII_KINDS", "WITHHELD", "PIIGuard", "PIIKind", "PIIMatch", "find_pii", "redact_pii"]
 
 PIIKind = Literal["email", "phone", "credit_card", "iban"]
 """A kind of personal data `find_pii` detects."""
@@ -29,6 +29,9 @@ PII_KINDS: tuple[PIIKind, ...] = get_args(PIIKind)
 PIIMode = Literal["block", "redact"]
 
 _REDACT_PASSES = 4
+
+WITHHELD = "[withheld: personal data]"
+"""What a record keeps of a text that redaction could not clean (see `redact_record`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,6 +266,19 @@ class PIIGuard(Orbital):
             if not find_pii(redacted, self.kinds):
                 return Verdict.block(reply=redacted, reason="pii_redacted", annotations=annotations)
         return Verdict.block(self.reply, reason="pii", annotations=annotations)
+
+    def redact_record(self, text: str) -> str:
+        """`text` as reports and the audit trail may keep it: this guard's kinds replaced.
+
+        Records never keep what the guard looks for, whatever it decided (a blocked
+        message included); text still holding personal data after redaction is withheld.
+
+        Examples:
+            >>> PIIGuard().redact_record("card 4111 1111 1111 1111, thanks")
+            'card [credit_card removed], thanks'
+        """
+        redacted = redact_pii(text, self.kinds, self.replacement)
+        return WITHHELD if find_pii(redacted, self.kinds) else redacted
 
 
 def _checked_replacement(replacement: str) -> str:

@@ -5,13 +5,15 @@ With `audit.level` "messages" it records `message_received` and `assistant_messa
 "all" also every tool call, mutation, confirmation, finished turn and error.
 
 Each event is one mapping — `type`, `time` (ISO 8601), `actor` ("user:<pk>" or
-"anonymous"), `conversation_id`, `turn_id`, `payload` — sanitized first:
+"anonymous"), `conversation_id`, `turn_id`, `payload` — reduced by the one redaction rule
+(chatomon.redaction, built from the settings by `chatomon.django.audit.rule`):
 
-- a value whose key contains a configured term (`redact_fields`) as whole key segments is
-  replaced by "[redacted]": `api_key`, `apiKey` and `x-api-key` all match "key", while
-  `input_tokens` does not match "token";
-- text that looks like a secret is masked wherever it appears: bearer tokens, `sk-...`
-  keys, the password of a URL (`scheme://user:pass@host`), `password=` style parameters;
+- a value whose key holds a configured term (`redact_fields`) as whole key segments is
+  replaced by "[redacted]" (preview rows by their field name); secrets in text are masked;
+  what the atom's orbitals hide in records (`PIIGuard`: personal data) is replaced;
+- message texts (`message_received`, `assistant_message`) are kept as the atom's
+  `capture_content` allows: none (None), their SHA-256, or the redacted text — the audit
+  trail never holds more of the conversation than the TurnReport does;
 - tool results longer than `max_result_size` serialized characters are cut;
 - an exception becomes its type name; objects are reduced to JSON-ready values.
 
@@ -24,16 +26,18 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, is_dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from chatomon._engine.capture import Capture
 from chatomon.chat.pipeline.activity import Activity
 from chatomon.data.actor import is_authenticated
+from chatomon.django.audit.rule import redaction_of
 from chatomon.django.audit.writer import AuditWriter
 from chatomon.django.settings import AuditSettings, ChatSettings
+from chatomon.redaction import REDACTED, Redaction, key_matches, key_segments, mask_secrets
+from chatomon.schemas import CaptureContent
 
 __all__ = [
     "MESSAGE_KINDS",
@@ -48,84 +52,14 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-REDACTED = "[redacted]"
-
 MESSAGE_KINDS = frozenset({"message_received", "assistant_message"})
-"""What level "messages" records; "all" records every activity kind."""
-
-_SEGMENT = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-
-_SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"(?i)\b(bearer|basic|token)\s+[A-Za-z0-9\-._~+/]{8,}=*"), rf"\1 {REDACTED}"),
-    (re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"), REDACTED),
-    (re.compile(r"\b(?:ghp|gho|ghs|github_pat|xox[abprs])[_-][A-Za-z0-9_\-]{10,}"), REDACTED),
-    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), REDACTED),
-    (re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.\-]*://[^\s/:@]*:)[^\s/@]+@"), rf"\1{REDACTED}@"),
-    (
-        re.compile(
-            r"(?i)\b((?:api[_-]?key|access[_-]?token|token|password|passwd|secret)=)[^&\s\"']+"
-        ),
-        rf"\1{REDACTED}",
-    ),
-)
-
-
-def key_segments(key: str) -> tuple[str, ...]:
-    """The lower-case words of a key: "x-api-key", "apiKey", "API_KEY" -> ("api", "key")."""
-    return tuple(part.lower() for part in _SEGMENT.findall(key))
-
-
-def key_matches(key: str, terms: tuple[str, ...]) -> bool:
-    """Whether `key` holds one of `terms` as whole segments ("api_key" matches "key").
-
-    A term of several words ("api_key") matches those words in a row.
-    """
-    segments = key_segments(key)
-    for term in terms:
-        words = key_segments(term)
-        width = len(words)
-        if width and any(
-            segments[start : start + width] == words for start in range(len(segments) - width + 1)
-        ):
-            return True
-    return False
-
-
-def mask_secrets(text: str) -> str:
-    """`text` with bearer tokens, API keys and URL passwords replaced by "[redacted]"."""
-    for pattern, replacement in _SECRET_PATTERNS:
-        text = pattern.sub(replacement, text)
-    return text
+"""What level "messages" records ("all" records every kind); their `text` is conversation
+content, kept as `capture_content` allows."""
 
 
 def sanitize(value: Any, terms: tuple[str, ...]) -> Any:
-    """A JSON-ready copy of `value`, redacted by key `terms` and with secrets masked."""
-    if isinstance(value, str):
-        return mask_secrets(value)
-    if value is None or isinstance(value, bool | int | float):
-        return value
-    if isinstance(value, BaseException):
-        return type(value).__name__  # never the message: it may quote content or secrets
-    if isinstance(value, Mapping):
-        return {
-            str(key): REDACTED if key_matches(str(key), terms) else sanitize(item, terms)
-            for key, item in value.items()
-        }
-    if isinstance(value, list | tuple | set | frozenset):
-        return [sanitize(item, terms) for item in value]
-    return sanitize(_plain(value), terms)
-
-
-def _plain(value: Any) -> Any:
-    """A JSON-ready form of an object: pydantic models, dataclasses, dates, the rest as str."""
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return dump(mode="json")
-    if is_dataclass(value) and not isinstance(value, type):
-        return asdict(value)
-    if isinstance(value, datetime):
-        return value.isoformat()
-    return str(value)
+    """A JSON-ready copy of `value` under the redaction rule of key `terms`."""
+    return Redaction(terms).value(value)
 
 
 def _truncated(result: Any, limit: int) -> Any:
@@ -142,9 +76,25 @@ def actor_label(actor: Any) -> str:
     return "anonymous"
 
 
-def audit_event(activity: Activity, settings: AuditSettings) -> dict[str, Any]:
-    """The sanitized event mapping of one activity."""
-    payload = sanitize(activity.payload, settings.redact_fields)
+def audit_event(
+    activity: Activity,
+    settings: AuditSettings,
+    *,
+    redaction: Redaction | None = None,
+    capture: CaptureContent = "full",
+) -> dict[str, Any]:
+    """The redacted event mapping of one activity.
+
+    Args:
+        activity: What happened.
+        settings: The audit settings (`max_result_size`, `redact_fields`).
+        redaction: The rule (default: `redact_fields` alone, no orbital filters).
+        capture: How much of a message's text is kept ("none", "hash", "full").
+    """
+    rule = redaction or Redaction(settings.redact_fields)
+    payload = rule.value(activity.payload)
+    if activity.kind in MESSAGE_KINDS and isinstance(activity.payload.get("text"), str):
+        payload["text"] = Capture(capture, rule).text(activity.payload["text"])
     if "result" in payload:  # a tool call's or mutation's result: cut at max_result_size
         payload["result"] = _truncated(payload["result"], settings.max_result_size)
     return {
@@ -161,7 +111,9 @@ class AuditListener:
     """Records chat activity per the audit settings: to the logger and to AuditEvent rows.
 
     Args:
-        settings: The chat settings (or just their audit part).
+        settings: The chat settings: the audit part, the atom's `capture_content` and
+            the orbitals whose record filters the redaction rule applies. Just the audit
+            part: the key terms alone, and texts kept in full (a logger-only set-up).
         store_events: Whether to write AuditEvent rows (off for logger-only setups).
         writer: The database writer (default: a background AuditWriter).
     """
@@ -173,7 +125,14 @@ class AuditListener:
         store_events: bool = True,
         writer: AuditWriter | None = None,
     ) -> None:
-        self.settings = settings.audit if isinstance(settings, ChatSettings) else settings
+        if isinstance(settings, ChatSettings):
+            self.settings = settings.audit
+            self.redaction = redaction_of(settings)
+            self.capture: CaptureContent = settings.atom.capture_content
+        else:
+            self.settings = settings
+            self.redaction = Redaction(settings.redact_fields)
+            self.capture = "full"
         self.writer = writer or (AuditWriter() if store_events else None)
 
     def records(self, kind: str) -> bool:
@@ -187,7 +146,9 @@ class AuditListener:
         if not self.records(activity.kind):
             return
         try:
-            event = audit_event(activity, self.settings)
+            event = audit_event(
+                activity, self.settings, redaction=self.redaction, capture=self.capture
+            )
         except Exception as error:  # noqa: BLE001 - auditing never breaks a turn
             logger.error("audit event of %s not built: %s", activity.kind, type(error).__name__)
             return
