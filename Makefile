@@ -9,6 +9,9 @@
 #                (HOST=... PORT=... to serve elsewhere; Ctrl-C stops)
 #   make lint    ruff (lint + format check) and mypy, strict
 #   make bench   the benchmarks under tests/benchmarks/ (tables on stdout, JSON in results/)
+#   make soak    load and soak on PostgreSQL + Redis (DATABASE_URL and REDIS_URL set): 500
+#                WebSocket conversations and 200 SSE streams on two uvicorn processes, then
+#                10,000 turns in one (tests/reliability/soak.py; results/soak.json)
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -18,7 +21,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip -q --disable-pip-version-check
 INSTALLED := $(VENV)/.installed
 
-.PHONY: test test-django6 demo browser lint bench clean
+.PHONY: test test-django6 demo browser lint bench soak clean
 
 # LocalProvider's runtime and model. llama-cpp-python ships only an sdist: llama.cpp is
 # compiled once per machine into a wheel kept under ~/.cache/chatomon, so later installs
@@ -146,6 +149,11 @@ BENCHMARKS := engine providers tools chat local_model transports
 
 bench: $(INSTALLED) $(LOCAL_MODEL)
 	@for name in $(BENCHMARKS); do $(BIN)/python tests/benchmarks/$$name.py || exit 1; done
+
+# Not part of `make test`: minutes of load. SOAK_ARGS=... passes options (--part load, ...).
+soak: $(INSTALLED)
+	@test -n "$$DATABASE_URL" -a -n "$$REDIS_URL" || { echo "make soak needs DATABASE_URL (PostgreSQL) and REDIS_URL"; exit 1; }
+	$(BIN)/python tests/reliability/soak.py $(SOAK_ARGS)
 
 clean:
 	rm -rf $(VENV) $(DJANGO6_VENV) build dist *.egg-info .mypy_cache .pytest_cache .ruff_cache .hypothesis
