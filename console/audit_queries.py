@@ -20,6 +20,8 @@ from django.utils.dateparse import parse_datetime
 
 from chatomon.django.models import AuditEvent
 
+from .converters import BIGINT_MAX
+
 __all__ = ["AuditFilterForm", "AuditPage", "Cursor", "audit_events", "audit_page"]
 
 PAGE_SIZE = 50
@@ -59,10 +61,21 @@ class Cursor:
 
     @classmethod
     def decode(cls, value: str | None) -> Cursor | None:
-        """The cursor of a query-string value (None when absent or malformed)."""
+        """The cursor of a query-string value (None when absent or malformed).
+
+        Malformed includes a date that is well formed but impossible, digits that are
+        not ASCII ("²"), an id beyond the 64-bit key range and a time without a zone:
+        each would otherwise fail in the query (a 500 on PostgreSQL).
+        """
         moment, _, pk = (value or "").rpartition("_")
-        parsed = parse_datetime(moment) if moment else None
-        return cls(parsed, int(pk)) if parsed is not None and pk.isdigit() else None
+        try:
+            parsed = parse_datetime(moment) if moment else None
+        except ValueError:  # well formed, impossible: "2026-02-30T00:00:00"
+            return None
+        if parsed is None or parsed.tzinfo is None or not (pk.isascii() and pk.isdigit()):
+            return None
+        number = int(pk)
+        return cls(parsed, number) if number <= BIGINT_MAX else None
 
 
 @dataclass(frozen=True)

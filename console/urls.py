@@ -1,18 +1,24 @@
 """The console's URLs: ``path("console/", include("chatomon.console.urls"))``.
 
 Names are in the ``chatomon_console`` namespace (``chatomon_console:dashboard`` ...);
-``chatomon_console:login`` can serve as the project's ``LOGIN_URL``.
+``chatomon_console:login`` can serve as the project's ``LOGIN_URL``. Every id in a path
+goes through a converter (``uuid``, ``chatomon_turn_id``, ``chatomon_audit_id``: see
+``converters``), so a malformed id answers 404 and never reaches a query.
 """
 
 from __future__ import annotations
 
 from django.contrib.auth import views as auth_views
-from django.urls import URLPattern, path, re_path
+from django.urls import URLPattern, path, re_path, register_converter
 
 from . import live
+from .converters import AuditIdConverter, TurnIdConverter
 from .views import approvals, audit, chat, dashboard, escalations, turns
 
 app_name = "chatomon_console"
+
+register_converter(TurnIdConverter, "chatomon_turn_id")
+register_converter(AuditIdConverter, "chatomon_audit_id")
 
 urlpatterns: list[URLPattern] = [
     path("", dashboard.dashboard, name="dashboard"),
@@ -36,15 +42,19 @@ urlpatterns: list[URLPattern] = [
     ),
     path("turns/", turns.turn_list, name="turns"),
     re_path(r"^turns/export\.(?P<fmt>csv|jsonl)$", turns.turn_export, name="turn_export"),
-    path("turns/<str:turn_id>/", turns.turn_detail, name="turn_detail"),
-    path("turns/<str:turn_id>/report.json", turns.turn_report_download, name="turn_report"),
+    path("turns/<chatomon_turn_id:turn_id>/", turns.turn_detail, name="turn_detail"),
+    path(
+        "turns/<chatomon_turn_id:turn_id>/report.json",
+        turns.turn_report_download,
+        name="turn_report",
+    ),
     path("escalations/", escalations.escalation_list, name="escalations"),
     path(
-        "escalations/<str:turn_id>/review/",
+        "escalations/<chatomon_turn_id:turn_id>/review/",
         escalations.escalation_review,
         name="escalation_review",
     ),
     path("audit/", audit.audit_list, name="audit"),
     re_path(r"^audit/export\.(?P<fmt>csv|jsonl)$", audit.audit_export, name="audit_export"),
-    path("audit/<int:event_id>/", audit.audit_detail, name="audit_detail"),
+    path("audit/<chatomon_audit_id:event_id>/", audit.audit_detail, name="audit_detail"),
 ]
