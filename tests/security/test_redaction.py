@@ -36,6 +36,8 @@ from chatomon.django.audit.listener import AuditListener
 from chatomon.django.models import AuditEvent, PendingConfirmation
 from chatomon.django.persistence.store import DjangoStore
 from chatomon.django.settings import validate_chat_settings
+from chatomon.notebook.chat_markup import confirmation_html, transcript_html
+from chatomon.notebook.chat_state import ChatState
 from chatomon.providers import ScriptedProvider
 from chatomon.providers.nucleus import ProviderNucleus
 from chatomon.providers.testing import FunctionProvider, tool_call
@@ -137,6 +139,22 @@ def test_streamed_tool_calls_hide_the_mutation_input() -> None:
     )
     assert [e["type"] for e in events][-1] == "confirm_mutation"
     assert shows_no_secret(json.dumps(events))
+
+
+def test_the_notebook_confirmation_panel_and_transcript_hide_the_secrets() -> None:
+    asker = make_user("scientist", staff=False, perms=())
+    events = async_to_sync(collect)(
+        credential_service([], staff=False).run_turn(
+            asker, "Set my credentials", owner=Owner.user(asker.pk)
+        )
+    )
+    state = ChatState()
+    for event in events:
+        state.handle_event(event)
+    assert state.status == "awaiting_confirmation"
+    panel = confirmation_html(state.pending, can_decide=True)
+    assert "setCredentials" in panel
+    assert shows_no_secret(panel + transcript_html(state.messages, state.draft))
 
 
 def test_the_approvals_queue_history_turn_page_and_exports_hide_the_secrets(
