@@ -32,8 +32,9 @@ ChatomonError                 base of everything chatomon raises on purpose
 │   └── NucleusError          the nucleus raised; the original exception is the __cause__
 └── StoreError                a conversation store refused an operation (chatomon.chat.store)
     ├── ConversationNotFoundError   no such conversation of this owner (also a LookupError)
-    └── TurnTransitionError         a turn's status may not move there (also a ValueError);
-                                    `.turn_id`, `.current`, `.requested`, `.allowed`
+    ├── TurnTransitionError         a turn's status may not move there (also a ValueError);
+    │                               `.turn_id`, `.current`, `.requested`, `.allowed`
+    └── StoreUnavailableError       the store's database could not be reached (retry later)
 ```
 
 Every error carries structured fields beside its message, so callers never parse text.
@@ -67,6 +68,7 @@ __all__ = [
     "ProviderTimeoutError",
     "ProviderUnavailableError",
     "StoreError",
+    "StoreUnavailableError",
     "ToolLoopError",
     "TurnError",
     "TurnStateError",
@@ -419,6 +421,16 @@ class ConversationNotFoundError(StoreError, LookupError):
 
     Raised alike for unknown ids and for another owner's conversation, so that an actor
     learns nothing about conversations that are not theirs.
+    """
+
+
+class StoreUnavailableError(StoreError):
+    """The store's database could not be reached: refused, cut, or out of connections.
+
+    The operation may or may not have been stored (a commit whose answer was lost); the
+    same operation may succeed later. Raised by
+    `chatomon.django.persistence.store.DjangoStore` for Django's connection-level errors
+    (`OperationalError`, `InterfaceError`; the original is the `__cause__`).
     """
 
 

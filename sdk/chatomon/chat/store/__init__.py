@@ -31,6 +31,7 @@ from chatomon.chat.store.records import (
     TurnStatus,
     TurnTransitionError,
 )
+from chatomon.errors import StoreUnavailableError
 
 __all__ = [
     "TIMED_OUT_REASON",
@@ -47,6 +48,7 @@ __all__ = [
     "Owner",
     "PendingConfirmation",
     "StoreError",
+    "StoreUnavailableError",
     "StoredMessage",
     "TurnRecord",
     "TurnStatus",

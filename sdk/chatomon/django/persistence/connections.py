@@ -11,6 +11,14 @@ holds no connection, and a connection that broke (the database restarted, a prox
 is dropped by the next call instead of failing every later one. The chat views release
 the request thread's own before a turn, and a stream before it waits on a confirmation.
 
+A connection the database closed while it sat idle (a restart, a failover, an idle
+timeout) looks healthy to Django until a statement fails on it: kept between calls
+(`CONN_MAX_AGE` above 0), or lent by the pool, without `CONN_HEALTH_CHECKS`. So when a
+call's FIRST statement fails on a connection error, nothing of the call ran: `released`
+drops the dead connection and runs the call again (up to `MAX_RECONNECTS` times, as a
+pool may lend several dead ones in a row). A failure after a statement went through, or
+on connecting (the database is down: retrying would only wait longer), is the caller's.
+
 While a transaction is open on the thread (`transaction.atomic` around `released`),
 nothing is released: closing its connection would break it. Nor are SQLite connections: a
 file handle holds no server's connection slot and cannot be cut by a restart, while
@@ -21,12 +29,20 @@ their one thread.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import ParamSpec, TypeVar
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from typing import Any, ParamSpec, TypeVar
 
-from django.db import close_old_connections, connections, transaction
+from django.db import (
+    InterfaceError,
+    OperationalError,
+    close_old_connections,
+    connections,
+    transaction,
+)
 
 __all__ = [
+    "MAX_RECONNECTS",
     "holds_server_connections",
     "in_caller_transaction",
     "release_spent_connections",
@@ -35,6 +51,11 @@ __all__ = [
 
 P = ParamSpec("P")
 T = TypeVar("T")
+
+MAX_RECONNECTS = 10
+"""How many dead connections one call may meet (and drop) before its error is raised.
+
+Above a pool's usual size: after a database restart every pooled connection is dead."""
 
 
 def in_caller_transaction() -> bool:
@@ -69,15 +90,49 @@ def release_spent_connections() -> None:
         close_old_connections()
 
 
+class _FirstStatement:
+    """An execute wrapper noting whether a call's first statement failed on its connection."""
+
+    def __init__(self) -> None:
+        self.sent = False
+        self.first_failed = False
+
+    def __call__(self, execute: Callable[..., Any], *args: Any) -> Any:
+        first, self.sent = not self.sent, True
+        try:
+            return execute(*args)
+        except (OperationalError, InterfaceError):
+            self.first_failed = first
+            raise
+
+
+@contextmanager
+def _watching_statements() -> Iterator[_FirstStatement]:
+    watcher = _FirstStatement()
+    with ExitStack() as stack:
+        for connection in connections.all():
+            stack.enter_context(connection.execute_wrapper(watcher))
+        yield watcher
+
+
 def released(function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     """`function(*args, **kwargs)` between two `release_spent_connections`, as if a request.
 
     Before: a connection that broke or aged out since the last call is replaced. After,
     even when `function` raised: the thread keeps no connection it should not keep (a
-    failed statement's broken connection included).
+    failed statement's broken connection included). A call whose first statement met a
+    dead connection runs again on a new one (see the module docstring).
     """
-    release_spent_connections()
-    try:
-        return function(*args, **kwargs)
-    finally:
+    # Inside a caller's transaction a dead connection took the transaction with it.
+    attempts = 1 if in_caller_transaction() else MAX_RECONNECTS + 1
+    for attempt in range(1, attempts + 1):
         release_spent_connections()
+        try:
+            with _watching_statements() as watcher:
+                return function(*args, **kwargs)
+        except (OperationalError, InterfaceError):
+            if not watcher.first_failed or attempt == attempts:
+                raise
+        finally:
+            release_spent_connections()
+    raise AssertionError("unreachable: the last attempt returns or raises")

@@ -4,7 +4,8 @@
 """`DjangoStore`: the conversation store on the Django ORM.
 
 Importing this module needs no settings: the models load on first use, once the app
-registry is ready. Every method runs one sync function of the ORM (from
+registry is ready. A database that cannot be reached raises `StoreUnavailableError`.
+Every method runs one sync function of the ORM (from
 `chatomon.django.persistence.conversations`, `.turns` or `.confirmations`: one statement,
 or several in `transaction.atomic()`) through `_run`: off the event loop on a worker
 thread of the loop's executor (`sync_to_async(thread_sensitive=False)`; on SQLite, which
@@ -55,6 +56,7 @@ from chatomon.chat.store.records import (
     aware,
 )
 from chatomon.django.persistence.connections import released
+from chatomon.errors import StoreUnavailableError
 from chatomon.schemas import TokenUsage, TurnReport
 
 __all__ = ["SQLITE_WORKER", "DjangoStore"]
@@ -73,14 +75,23 @@ _on_the_sqlite_worker = sync_to_async(released, thread_sensitive=False, executor
 
 
 async def _run(function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-    """`function(*args, **kwargs)`: a store unit of work, off the loop, connections released."""
-    from django.db import connections, router
+    """`function(*args, **kwargs)`: a store unit of work, off the loop, connections released.
+
+    Raises:
+        StoreUnavailableError: The database could not be reached (Django's
+            `OperationalError` or `InterfaceError`, kept as the cause): the pipeline tells
+            the client to try again later instead of failing as if chatomon were broken.
+    """
+    from django.db import InterfaceError, OperationalError, connections, router
 
     from chatomon.django.models import Conversation
 
     on_sqlite = connections[router.db_for_write(Conversation)].vendor == "sqlite"
     run = _on_the_sqlite_worker if on_sqlite else _on_the_loops_workers
-    result: T = await run(function, *args, **kwargs)
+    try:
+        result: T = await run(function, *args, **kwargs)
+    except (OperationalError, InterfaceError) as error:
+        raise StoreUnavailableError(f"the chat store's database is unavailable: {error}") from error
     return result
 
 

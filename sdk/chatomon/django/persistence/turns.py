@@ -38,6 +38,7 @@ from chatomon.django.persistence.rows import conversation_record, turn_record
 from chatomon.schemas import TokenUsage, TurnReport
 
 __all__ = [
+    "abort_stale",
     "close_turn",
     "get_turn",
     "list_turns",
@@ -208,3 +209,23 @@ def list_turns(
     if limit is not None:
         turns = turns[:limit]
     return [turn_record(row) for row in turns]
+
+
+def abort_stale(cutoff: datetime, now: datetime) -> list[str]:
+    """Abort the turns left `running` with no sign of life since `cutoff`; their ids.
+
+    A turn is stale when it started before `cutoff` and none of its confirmations was
+    decided (or expired) since: a turn resumed by a decision runs again from that moment,
+    however long ago it started. Such a turn's process died, or lost its database for
+    longer than its own retries (`chatomon.chat.pipeline.recovery`). One conditional
+    UPDATE, so a turn that ended meanwhile is left alone (2 statements).
+    """
+    lively = models.PendingConfirmation.objects.filter(decided_at__gte=cutoff).values("turn_id")
+    stale = models.Turn.objects.filter(status="running", started_at__lt=cutoff).exclude(
+        pk__in=lively
+    )
+    ids = list(stale.values_list("pk", flat=True))
+    if ids:
+        changes = turn_columns("aborted", None, None, now)
+        models.Turn.objects.filter(pk__in=ids, status="running").update(**changes)
+    return ids
