@@ -130,7 +130,9 @@
     form.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
     try {
       var response = await fetch(form.action, { method: "POST", body: body, headers: { Accept: "text/event-stream" }, credentials: "same-origin" });
-      if (!response.ok || !response.body) { turn.handle("error", { message: "The console could not send this (" + response.status + ")." }); return; }
+      /* A refusal (429 rate_limited) comes as a one-frame event stream: shown like any error event. */
+      var streamed = (response.headers.get("Content-Type") || "").indexOf("text/event-stream") === 0;
+      if (!response.body || (!response.ok && !streamed)) { turn.handle("error", { message: "The console could not send this (" + response.status + ")." }); return; }
       var reader = response.body.getReader(), decoder = new TextDecoder(), buffer = "";
       for (;;) {
         var chunk = await reader.read();
