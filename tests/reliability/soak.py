@@ -17,6 +17,8 @@ Run: `make soak` (needs DATABASE_URL on PostgreSQL and REDIS_URL), or
    p50/p99 of the turn's latency and of its overhead (the latency less the provider's
    scripted wait), the servers' peak memory, the database's peak sessions, and the turns
    the database holds by status once the clients are done (none may be left `running`).
+   A WebSocket turn is timed from its message on the open socket, an SSE turn from its
+   request: the SSE figures include the burst of every client connecting at once.
 2. Memory: ONE uvicorn process on the same stack serves `--turns` (10,000) turns, the
    provider answering at once, from 16 clients at a time rotating HTTP `chat/`, SSE and a
    WebSocket each (a conversation continued for ten turns, then a new one). The server's
