@@ -8,12 +8,14 @@ import pytest
 
 from chatomon.django.transports.requests import (
     MAX_BODY_BYTES,
+    MAX_JSON_DEPTH,
     BadRequest,
     ConfirmRequest,
     MessageRequest,
     decode_object,
     parse_confirm,
     parse_message,
+    too_deep,
 )
 from chatomon.django.transports.socket_state import SocketState
 
@@ -48,6 +50,91 @@ def test_a_body_over_one_mebibyte_is_refused_with_413_before_it_is_parsed():
     assert refused.event["code"] == "request_too_large"
     assert refused.event["max_bytes"] == MAX_BODY_BYTES
     assert decode_object(b'{"text": "' + b"x" * 1000 + b'"}', "bad_message") == {"text": "x" * 1000}
+
+
+def nested(depth: int, opener: str = "[", closer: str = "]") -> str:
+    return '{"text": "hi", "x": ' + opener * depth + "1" + closer * depth + "}"
+
+
+@pytest.mark.parametrize(("opener", "closer"), [("[", "]"), ('{"a": ', "}")])
+@pytest.mark.parametrize("code", ["bad_message", "bad_event"])
+def test_json_nested_past_the_limit_is_refused_before_it_is_parsed(opener, closer, code):
+    # The body object is one level: MAX_JSON_DEPTH - 1 more fit, one more does not.
+    assert decode_object(nested(MAX_JSON_DEPTH - 1, opener, closer), code)["text"] == "hi"
+    for depth in (MAX_JSON_DEPTH, 1000, 100_000):  # 1,000: Python's parser recursed out
+        refused = decode_object(nested(depth, opener, closer).encode(), code)
+        assert isinstance(refused, BadRequest)
+        assert (refused.status, refused.event["code"]) == (400, code)
+        assert refused.event["max_depth"] == MAX_JSON_DEPTH
+        assert "nested deeper than" in refused.event["message"]
+
+
+def test_an_unclosed_deep_body_is_refused_as_too_deep():
+    refused = decode_object("[" * 5000, "bad_event")
+    assert isinstance(refused, BadRequest)
+    assert refused.event["code"] == "bad_event"
+
+
+def test_brackets_inside_strings_are_not_nesting():
+    text = '{"text": "' + "[{" * 1000 + '\\" [[[", "x": [[["\\"]"]]]}'
+    assert not too_deep(text)
+    assert decode_object(text, "bad_message")["text"].startswith("[{[{")
+    assert too_deep("[" * 4 + "]" * 4, limit=3)
+    assert not too_deep("[]" * 1000, limit=3)  # many arrays, none deep
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"text": "\ud800"}'.encode("utf-8", "surrogatepass"),  # CESU-8: not UTF-8
+        '{"text": "hi"}'.encode("utf-16"),  # JSON is UTF-8 (RFC 8259 §8.1)
+        b"\xef\xbb\xbf{}",  # a byte-order mark
+    ],
+)
+def test_bodies_that_are_not_utf8_json_are_refused(raw):
+    refused = decode_object(raw, "bad_message")
+    assert isinstance(refused, BadRequest)
+    assert refused.event["code"] == "bad_message"
+
+
+UNSTORABLE = [
+    ("\x00", "U+0000 (a NUL character)"),
+    ("\ud800", "U+D800 (an unpaired surrogate)"),
+    ("\udfff", "U+DFFF (an unpaired surrogate)"),
+]
+
+
+@pytest.mark.parametrize(("character", "named"), UNSTORABLE)
+@pytest.mark.parametrize("field", ["text", "conversation_id"])
+def test_message_text_or_ids_no_store_can_keep_are_a_bad_message_naming_the_field(
+    character, named, field
+):
+    payload = {"text": "hello", field: f"ab{character}c"}
+    refused = parse_message(payload, 100)
+    assert isinstance(refused, BadRequest)
+    assert (refused.event["code"], refused.event["field"]) == ("bad_message", field)
+    assert refused.event["message"] == (
+        f"`{field}` holds {named} at position 2, which cannot be stored."
+    )
+
+
+@pytest.mark.parametrize(("character", "named"), UNSTORABLE)
+@pytest.mark.parametrize("field", ["confirmation_id", "conversation_id"])
+def test_confirmation_ids_no_store_can_keep_are_a_bad_event_naming_the_field(
+    character, named, field
+):
+    payload = {"confirmation_id": "abc", "confirmed": True, field: character}
+    refused = parse_confirm(payload)
+    assert isinstance(refused, BadRequest)
+    assert (refused.event["code"], refused.event["field"]) == ("bad_event", field)
+    assert named in refused.event["message"]
+
+
+def test_escaped_characters_a_store_keeps_are_accepted():
+    # A surrogate pair as two escapes decodes to one character (an emoji); control
+    # characters other than NUL are text like any other.
+    decoded = decode_object(b'{"text": "\\ud83d\\ude00 \\u0001 \\t"}', "bad_message")
+    assert parse_message(decoded, 100) == MessageRequest("\U0001f600 \x01 \t")
 
 
 @pytest.mark.parametrize(
