@@ -59,7 +59,8 @@ def _markup(messages: list[Message], tools: list[ToolDefinition]) -> list[Any]:
     results = [json.loads(m.content) for m in messages[start + 1 :] if m.role == "tool"]
     if "approve" not in messages[start].content:
         if not results:
-            return [tool_call("query", {"manager": "PartManager", "limit": 50})]
+            query = {"manager": "PartManager", "filters": {"name": ROW_NAME}, "limit": 5}
+            return [tool_call("query", query)]
         return ["Model says: ", MODEL_MARKUP]
     if not results:
         return [_mutate("createPart", {"name": ROW_NAME, "unit_cost": "1.00"})]

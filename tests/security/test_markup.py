@@ -23,7 +23,15 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.browser.conftest import CHROMIUM, END_USER, MISSING, STAFF, TIMEOUT_MS, log_in
+from tests.browser.conftest import (
+    CHROMIUM,
+    END_USER,
+    MISSING,
+    STAFF,
+    TIMEOUT_MS,
+    apply_filter,
+    log_in,
+)
 from tests.demo.process import DemoServer, manage
 from tests.security.providers import FLAG, MODEL_MARKUP, ROW_NAME, markup
 
@@ -142,7 +150,9 @@ def test_markup_is_shown_literally_in_the_widget_and_every_console_page(watched)
     chat(user.page, f"Hello {USER_MARKUP}")
     expect(user.page.locator(".chatomon-assistant").last).to_contain_text(MODEL_MARKUP)
     user.assert_inert(USER_MARKUP, MODEL_MARKUP)
-    user.page.locator(".chatomon-tool summary").last.click()  # the rows, opened
+    rows = user.page.locator(".chatomon-tool").last  # the query's rows: the new part's
+    rows.locator("summary").click()
+    expect(rows).to_contain_text(ROW_NAME)
     user.assert_inert(ROW_NAME)
 
     staff = watched()
@@ -166,13 +176,17 @@ def test_markup_is_shown_literally_in_the_widget_and_every_console_page(watched)
         ).first.click()
         expect(staff.page.get_by_role("heading", level=1)).to_contain_text("Turn")
         staff.page.get_by_text("Report JSON", exact=True).click()
-        staff.assert_inert(USER_MARKUP)
+        staff.assert_inert(USER_MARKUP, ROW_NAME, MODEL_MARKUP)
 
     staff.page.goto("/console/audit/")
     staff.assert_inert()
-    staff.page.locator("#cc-audit-results tbody tr").first.get_by_role("link").first.click()
-    staff.page.wait_for_url(lambda url: re.search(r"/console/audit/\d+/$", urlsplit(url).path))
+    apply_filter(staff.page, "Search in payload", "onerror", "q")
+    events = staff.page.locator("#cc-audit-results tbody tr")
+    expect(events.first).to_be_visible()
     staff.assert_inert()
+    events.first.get_by_role("link").first.click()
+    staff.page.wait_for_url(lambda url: re.search(r"/console/audit/\d+/$", urlsplit(url).path))
+    staff.assert_inert(f"onerror='window.{FLAG}=")
 
 
 def test_markup_is_shown_literally_in_the_console_chat(watched) -> None:
