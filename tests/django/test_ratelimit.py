@@ -587,15 +587,19 @@ def counters(request: pytest.FixtureRequest, settings: Any) -> Iterator[str]:
 CLIENT = ("10.20.30.40", 50000)
 
 
-@pytest.mark.django_db(transaction=True)
-@pytest.mark.usefixtures("close_worker_connections")
-async def test_http_clients_dropping_their_cookie_share_the_address_budget(
-    chat_project: Any, counters: str, settings: Any
-) -> None:
+@pytest.fixture
+def address_budget(chat_project: Any, counters: str, settings: Any) -> str:
+    """The test project's chat: 10 requests per session, 2 per anonymous client address."""
     configure(
         settings,
         rate_limit={"requests": 10, "anonymous_requests_per_ip": 2, "window_seconds": 60},
     )
+    return counters
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("close_worker_connections", "address_budget")
+async def test_http_clients_dropping_their_cookie_share_the_address_budget() -> None:
 
     async def fresh_client(path: str, client: tuple[str, int] = CLIENT) -> dict[str, Any]:
         # Straight to the ASGI application, as a server passes a request: the peer's
@@ -640,16 +644,9 @@ async def test_http_clients_dropping_their_cookie_share_the_address_budget(
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.usefixtures("close_worker_connections")
-async def test_sockets_with_fresh_sessions_share_the_address_budget(
-    chat_project: Any, counters: str, settings: Any
-) -> None:
+@pytest.mark.usefixtures("close_worker_connections", "address_budget")
+async def test_sockets_with_fresh_sessions_share_the_address_budget() -> None:
     from chatomon.django.routing import chat_websocket_application  # noqa: PLC0415
-
-    configure(
-        settings,
-        rate_limit={"requests": 10, "anonymous_requests_per_ip": 2, "window_seconds": 60},
-    )
 
     async def first_answer(client: tuple[str, int]) -> dict[str, Any]:
         # No cookie: the socket's session is new, as a client that dropped its cookie.
