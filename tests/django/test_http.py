@@ -19,6 +19,7 @@ from tests.asgi_app.fixtures import (
     configure,
     make_part,
     make_user,
+    sse_events,
     types,
 )
 from tests.testapp.models import Part
@@ -160,6 +161,11 @@ async def test_an_async_permission_is_awaited(settings):
         ({"text": "hi", "conversation_id": 12}, 400, "bad_message"),
         ({"text": "x" * 8001}, 400, "message_too_long"),
         ({"text": "x" * (1024 * 1024)}, 413, "request_too_large"),
+        (b'{"text": "hi", "x": ' + b"[" * 1000 + b"]" * 1000 + b"}", 400, "bad_message"),
+        (b'{"text": "\\ud800"}', 400, "bad_message"),
+        (b'{"text": "a\\u0000b"}', 400, "bad_message"),
+        (b'{"text": "hi", "conversation_id": "\\u0000"}', 400, "bad_message"),
+        ('{"text": "\ud800"}'.encode("utf-8", "surrogatepass"), 400, "bad_message"),
     ],
 )
 async def test_bad_input_gets_its_code_and_no_side_effect(body, status, code):
@@ -172,6 +178,56 @@ async def test_bad_input_gets_its_code_and_no_side_effect(body, status, code):
     assert "sessionid" not in response.cookies
     assert await count(Conversation) == 0
     assert await count(Turn) == 0
+
+
+FORM_BODIES = [
+    (
+        b'--b\r\nContent-Disposition: form-data; name="text"\r\n\r\nhi\r\n--b--\r\n',
+        "multipart/form-data; boundary=b",
+        400,
+    ),
+    (b"not multipart at all", "multipart/form-data; boundary=b", 400),
+    (b"{}", "multipart/form-data", 400),
+    (b"&".join(b"f%d=1" % n for n in range(1001)), "application/x-www-form-urlencoded", 400),
+    (b"text=" + b"x" * (3 * 1024 * 1024), "application/x-www-form-urlencoded", 413),
+]
+ENDPOINTS = [
+    (CHAT, "bad_message"),
+    ("/chat/stream/", "bad_message"),
+    ("/chat/confirm/", "bad_event"),
+]
+
+
+async def csrf_client() -> tuple[AsyncClient, str]:
+    """A client whose CSRF check runs (and reads form bodies), with its token."""
+    client = AsyncClient(enforce_csrf_checks=True)
+    return client, (await client.get("/test/csrf/")).json()["token"]
+
+
+@pytest.mark.parametrize(("body", "content_type", "status"), FORM_BODIES)
+@pytest.mark.parametrize(("path", "code"), ENDPOINTS)
+async def test_bodies_the_csrf_check_reads_as_a_form_get_the_endpoints_code(
+    body, content_type, status, path, code
+):
+    # The CSRF check reads request.POST, which parses these bodies before the view runs:
+    # a multipart one left no body to read (a 500), the others failed as Django's HTML 400.
+    client, token = await csrf_client()
+    headers = {"X-CSRFToken": token}
+    response = await client.post(path, body, content_type=content_type, headers=headers)
+    assert response.status_code == status
+    streamed = path == "/chat/stream/"
+    events = sse_events(response.content) if streamed else response.json()["events"]
+    code = "request_too_large" if status == 413 else code
+    assert [(e["type"], e["code"]) for e in events] == [("error", code)]
+    assert await count(Turn) == 0
+
+
+async def test_json_labelled_as_a_form_is_still_read_as_json():
+    client, token = await csrf_client()
+    form = "application/x-www-form-urlencoded"
+    headers = {"X-CSRFToken": token}
+    response = await client.post(CHAT, b'{"text": "hi"}', content_type=form, headers=headers)
+    assert response.json()["answer"] == "Echo: hi"
 
 
 async def test_max_message_chars_is_configurable(settings):
