@@ -39,6 +39,7 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from websockets.exceptions import ConnectionClosed
 
+from tests.asgi_app.fixtures import sse_events
 from tests.asgi_app.servers import (
     ROOT,
     AsgiServer,
@@ -128,11 +129,6 @@ def texts(events: Any) -> str:
     return json.dumps(events)
 
 
-def sse_events(body: str) -> list[dict[str, Any]]:
-    blocks = body.split("\n\n")
-    return [json.loads(b[len("data: ") :]) for b in blocks if b.startswith("data: ")]
-
-
 async def chat(server: AsgiServer, owner: Owner, payload: dict[str, Any]) -> list[dict[str, Any]]:
     response = await owner.visitor.post(server, "/chat/", payload)
     events: list[dict[str, Any]] = response.json()["events"]
@@ -190,7 +186,7 @@ async def attack_over_http(server: AsgiServer, thief: Owner, victim: Owner, tall
     status, body = await stream(
         server, thief.visitor, {"text": "repeat it", "conversation_id": victim.conversation}
     )
-    streamed = sse_events(body)
+    streamed = sse_events(body.encode())
     refused = bool(streamed) and streamed[-1].get("code") == "conversation_not_found"
     tally.check("chat/stream/", refused and victim.secret not in body, f"{pair} ({status})")
     for confirmed in (True, False) if victim.confirmation else ():
@@ -271,14 +267,19 @@ def test_no_owner_reaches_another_owners_conversation(server: AsgiServer, ledger
     owners = [Owner(name) for name in OWNERS]
     tally = Tally()
 
-    async def run() -> None:
+    async def run() -> int:
         await set_up(server, owners)
         for victim in owners:
             await victim_round(server, victim, [o for o in owners if o is not victim], tally)
+        async with httpx.AsyncClient(base_url=server.url) as plain:
+            turns = (await plain.get("/test/turns/")).json()["turns"]
+        return sum(turn["status"] == "running" for turn in turns)
 
-    asyncio.run(run())
+    running = asyncio.run(run())
     tally.record(ledger)
+    ledger.running("isolation server (latest 10 turns)", count=running)
     assert not tally.broken, tally.broken
+    assert running == 0
 
 
 # -- the console -------------------------------------------------------------------------
