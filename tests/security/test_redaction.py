@@ -241,6 +241,9 @@ def test_a_message_blocked_for_personal_data_is_not_kept_in_the_audit_trail(
     leaked = [kind for kind, payload in rows if CARD in json.dumps(payload)]
     search = staff_client.get("/console/audit/", {"q": CARD}).content.decode()
     found = "message_received" in search or "turn_finished" in search
+    turn = events[-1]["turn_id"]
+    for page in (f"/console/turns/{turn}/", f"/console/turns/{turn}/report.json"):
+        assert CARD not in staff_client.get(page).content.decode(), page
     ledger.cases("redaction: audit of a PII-blocked message", tried=1, errors=int(bool(leaked)))
     assert not leaked
     assert not found, "the console's audit search finds the card number"
