@@ -49,10 +49,10 @@ MAX_BODY_BYTES = 1024 * 1024
 MAX_JSON_DEPTH = 32
 """The deepest nesting of arrays and objects a body or frame may have.
 
-The contract's deepest value is a field of an object (depth 2); 32 leaves clients room
-for metadata. Python's parser recurses once per level and would raise RecursionError
-near 1,000 levels (fewer on a deep stack), which a 2 KB body reaches: the depth is
-measured before anything is parsed.
+The contract's bodies are flat objects (depth 1); 32 leaves clients room for nested
+metadata in fields of their own. Python's parser recurses once per level and raises
+RecursionError near 1,000 levels (fewer on a deep stack), which a 2 KB body reaches: the
+depth is measured before anything is parsed.
 """
 
 # A JSON string (quotes and escapes included), unrolled so the match never backtracks.
