@@ -24,7 +24,7 @@ from django.db import connections
 from django.test import Client, override_settings
 from pydantic import BaseModel
 
-from chatomon import Atom, PIIGuard
+from chatomon import Atom, MaxLength, PIIGuard, parallel
 from chatomon.chat.pipeline import ChatService
 from chatomon.chat.pipeline.service import AtomConfig
 from chatomon.chat.store import Owner
@@ -33,6 +33,7 @@ from chatomon.chat.tools.toolset import Toolset
 from chatomon.data.fixtures import toy_registry
 from chatomon.data.mutations import mutation
 from chatomon.django.audit.listener import AuditListener
+from chatomon.django.audit.writer import AuditWriter
 from chatomon.django.models import AuditEvent, PendingConfirmation
 from chatomon.django.persistence.store import DjangoStore
 from chatomon.django.settings import validate_chat_settings
@@ -41,6 +42,7 @@ from chatomon.notebook.chat_state import ChatState
 from chatomon.providers import ScriptedProvider
 from chatomon.providers.nucleus import ProviderNucleus
 from chatomon.providers.testing import FunctionProvider, tool_call
+from chatomon.redaction import Redaction, record_filters
 from chatomon.schemas import TurnReport
 from tests.chat.services import collect
 from tests.console.conftest import make_user
@@ -204,10 +206,10 @@ def test_the_console_chat_hides_the_secrets_of_the_staff_members_own_turn(
     assert shows_no_secret(html)
 
 
-def audited_settings(capture: str) -> Any:
+def audited_settings(capture: str, logged: list[Any]) -> Any:
     with override_settings(
         CHATOMON={
-            "audit": {"enabled": True, "level": "all"},
+            "audit": {"enabled": True, "level": "all", "logger": logged.append},
             "atom": {"capture_content": capture, "input": [PIIGuard()]},
         }
     ):
@@ -218,23 +220,28 @@ def audited_settings(capture: str) -> Any:
 def test_a_message_blocked_for_personal_data_is_not_kept_in_the_audit_trail(
     capture: str, staff_client: Client, ledger: Ledger
 ) -> None:
-    settings = audited_settings(capture)
-    listener = AuditListener(settings)
+    logged: list[Any] = []
+    settings = audited_settings(capture, logged)
     service = ChatService(
         store=DjangoStore(),
         provider=ScriptedProvider([["I cannot help with that."]]),
         toolset=Toolset(toy_registry()),
         atom_config=settings.atom_config(),
-        listeners=[listener],
+        listeners=[AuditListener(settings, store_events=False)],
     )
     asker = make_user(f"carder-{capture}", staff=False, perms=())
+    events = async_to_sync(collect)(
+        service.run_turn(asker, f"my card is {CARD}", owner=Owner.user(asker.pk))
+    )
+    # The rows the background writer makes of the logged events, written once the turn is
+    # over: SQLite in memory refuses a second writer at once (tests only).
+    writer = AuditWriter()
     try:
-        events = async_to_sync(collect)(
-            service.run_turn(asker, f"my card is {CARD}", owner=Owner.user(asker.pk))
-        )
-        assert listener.flush()
+        for event in logged:
+            writer.submit(event)
+        assert writer.flush()
     finally:
-        listener.close()
+        writer.close()
     assert events[-1]["type"] == "done"
     rows = list(AuditEvent.objects.values_list("type", "payload"))
     assert {kind for kind, _ in rows} >= {"message_received", "turn_finished"}
@@ -281,3 +288,25 @@ def test_a_provider_error_message_is_masked_in_a_full_report() -> None:
     assert "api.example.org" in error, "the message stays useful"
     for secret in ("pa55w0rd", "abcdefghijklmnop1234", "sk-live0123456789abcdef"):
         assert secret not in error
+
+
+def test_the_rule_judges_preview_rows_by_their_field_and_finds_guards_in_groups() -> None:
+    rule = Redaction(("password", "token")).with_filters(
+        record_filters([parallel(MaxLength(100), PIIGuard(["email"]))])
+    )
+    preview = {
+        "action": "update",
+        "changes": [
+            {"field": "apiToken", "before": "old-value", "after": "new-value"},
+            {"field": "name", "before": "Ada", "after": "ada@example.org"},
+        ],
+        "values": {"password": "pw", "input_tokens": 3},
+    }
+    assert rule.value(preview) == {
+        "action": "update",
+        "changes": [
+            {"field": "apiToken", "before": "[redacted]", "after": "[redacted]"},
+            {"field": "name", "before": "Ada", "after": "[email removed]"},
+        ],
+        "values": {"password": "[redacted]", "input_tokens": 3},
+    }
