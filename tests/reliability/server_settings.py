@@ -8,7 +8,8 @@ CHATOMON_TEST_CONNECTIONS:
   at most 2 s for a connection (psycopg_pool's default is 30 s);
 - unset: as `tests.asgi_app.settings` (DATABASE_URL's own).
 
-Neither checks a connection before use: the hard case for a database that closed one.
+Neither checks a connection before use: the hard case for a database that closed one,
+unless CHATOMON_TEST_HEALTH_CHECKS=1 turns Django's `CONN_HEALTH_CHECKS` on.
 CHATOMON_TEST_PROVIDER: the dotted path of the provider, when not the rules provider.
 """
 
@@ -23,7 +24,7 @@ from tests.asgi_app.settings import DATABASES
 _connections = os.environ.get("CHATOMON_TEST_CONNECTIONS", "")
 _database = dict(DATABASES["default"])
 _database.pop("OPTIONS", None)
-_database["CONN_HEALTH_CHECKS"] = False
+_database["CONN_HEALTH_CHECKS"] = os.environ.get("CHATOMON_TEST_HEALTH_CHECKS") == "1"
 if _connections == "persistent":
     _database["CONN_MAX_AGE"] = 600
     DATABASES = {"default": _database}
