@@ -36,6 +36,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, is_dataclass
 from datetime import date, datetime
+from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
@@ -72,9 +73,16 @@ _SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     ),
 )
 
+_ANY_SECRET = re.compile(
+    "|".join(pattern.pattern.removeprefix("(?i)") for pattern, _ in _SECRET_PATTERNS),
+    re.IGNORECASE,
+)
+"""One search that finds no secret in most texts, so that they skip the substitutions."""
+
 _PREVIEW_ROW_VALUES = ("before", "after")
 
 
+@lru_cache(maxsize=4096)  # tool results repeat the same few keys row after row
 def key_segments(key: str) -> tuple[str, ...]:
     """The lower-case words of a key: "x-api-key", "apiKey", "API_KEY" -> ("api", "key")."""
     return tuple(part.lower() for part in _SEGMENT.findall(key))
@@ -96,8 +104,15 @@ def key_matches(key: str, terms: Iterable[str]) -> bool:
     return False
 
 
+@lru_cache(maxsize=4096)  # one decision per key and rule, however many rows repeat it
+def _sensitive(key: str, terms: tuple[str, ...]) -> bool:
+    return key_matches(key, terms)
+
+
 def mask_secrets(text: str) -> str:
     """`text` with bearer tokens, API keys and URL passwords replaced by "[redacted]"."""
+    if _ANY_SECRET.search(text) is None:
+        return text
     for pattern, replacement in _SECRET_PATTERNS:
         text = pattern.sub(replacement, text)
     return text
@@ -147,7 +162,7 @@ class Redaction:
 
     def sensitive(self, key: str) -> bool:
         """Whether the value of `key` is hidden."""
-        return key_matches(key, self.keys)
+        return _sensitive(key, self.keys)
 
     def with_filters(self, filters: Iterable[Callable[[str], str]]) -> Redaction:
         """This rule with more text filters."""
