@@ -14,7 +14,7 @@ the request thread's own before a turn, and a stream before it waits on a confir
 A connection the database closed while it sat idle (a restart, a failover, an idle
 timeout) looks healthy to Django until a statement fails on it: kept between calls
 (`CONN_MAX_AGE` above 0), or lent by the pool, without `CONN_HEALTH_CHECKS`. So when a
-call's FIRST statement fails on a connection error, nothing of the call ran: `released`
+call's FIRST statement fails and leaves its connection closed, nothing of the call ran: `released`
 drops the dead connection and runs the call again (up to `MAX_RECONNECTS` times, as a
 pool may lend several dead ones in a row). A failure after a statement went through, or
 on connecting (the database is down: retrying would only wait longer), is the caller's.
@@ -91,19 +91,32 @@ def release_spent_connections() -> None:
 
 
 class _FirstStatement:
-    """An execute wrapper noting whether a call's first statement failed on its connection."""
+    """An execute wrapper noting whether a call's first statement found its connection dead.
+
+    Dead: the driver's connection is closed once the statement failed (the server was
+    gone). A statement that failed on a live connection (a timeout, a deadlock, a lock)
+    is not run again.
+    """
 
     def __init__(self) -> None:
         self.sent = False
         self.first_failed = False
 
-    def __call__(self, execute: Callable[..., Any], *args: Any) -> Any:
+    def __call__(
+        self, execute: Callable[..., Any], sql: Any, params: Any, many: bool, context: Any
+    ) -> Any:
         first, self.sent = not self.sent, True
         try:
-            return execute(*args)
+            return execute(sql, params, many, context)
         except (OperationalError, InterfaceError):
-            self.first_failed = first
+            self.first_failed = first and _closed(context["connection"])
             raise
+
+
+def _closed(connection: Any) -> bool:
+    """Whether the driver's connection under a Django connection is closed (or gone)."""
+    driver = connection.connection
+    return driver is None or bool(getattr(driver, "closed", False))
 
 
 @contextmanager
