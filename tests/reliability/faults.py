@@ -15,12 +15,18 @@ proxy (`proxied_url`), and the test cuts the proxy.
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from types import TracebackType
 from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["TcpProxy", "proxied_url", "target_of"]
+from tests.asgi_app.servers import migrate, postgres_database, server_environment
+
+__all__ = ["TcpProxy", "migrated_database", "proxied_url", "target_of"]
 
 _CHUNK = 65536
 
@@ -152,3 +158,20 @@ def target_of(url: str) -> tuple[str, int]:
     """The host and port a postgresql:// URL names."""
     parts = urlsplit(url)
     return parts.hostname or "127.0.0.1", parts.port or 5432
+
+
+@contextmanager
+def migrated_database(label: str, directory: Path) -> Iterator[str]:
+    """The URL of a migrated database of its own for server processes; dropped after.
+
+    PostgreSQL (beside DATABASE_URL's) when DATABASE_URL names it, else a SQLite file in
+    `directory` that several processes may open.
+    """
+    if os.environ.get("DATABASE_URL", "").startswith("postgres"):
+        with postgres_database(label) as url:
+            migrate(server_environment(DATABASE_URL=url))
+            yield url
+    else:
+        url = f"sqlite:///{directory / f'{label}.sqlite3'}"
+        migrate(server_environment(DATABASE_URL=url))
+        yield url

@@ -12,7 +12,6 @@ answered), and no turn is left `running`.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,24 +23,17 @@ from tests.asgi_app.fixtures import sse_events
 from tests.asgi_app.servers import (
     AsgiServer,
     Visitor,
-    migrate,
-    postgres_database,
     receive_until_terminal,
     server_environment,
 )
 from tests.ledger import Ledger
+from tests.reliability.faults import migrated_database
 
 
 @pytest.fixture
 def database_url(tmp_path: Path) -> Iterator[str]:
     """A migrated database both processes share."""
-    if os.environ.get("DATABASE_URL", "").startswith("postgres"):
-        with postgres_database("killed") as url:
-            migrate(server_environment(DATABASE_URL=url))
-            yield url
-    else:
-        url = f"sqlite:///{tmp_path / 'chat.sqlite3'}"
-        migrate(server_environment(DATABASE_URL=url))
+    with migrated_database("killed", tmp_path) as url:
         yield url
 
 
