@@ -10,9 +10,15 @@ exceptions to chat_error."
 
 The pipeline's failure path (`TurnDriver.failed`) is the one place every surface gets its
 error event from, so these hold for HTTP, SSE, WebSocket, the console and the widget.
+So does a store that cannot be reached (issue 19, item 4): `chat_error` with
+`reason: "store_unavailable"`, and a turn whose close failed is recorded as aborted once
+the store answers again.
 """
 
 from __future__ import annotations
+
+import asyncio
+from typing import Any
 
 import pytest
 
@@ -24,6 +30,7 @@ from chatomon.errors import (
     ProviderRateLimitError,
     ProviderTimeoutError,
     ProviderUnavailableError,
+    StoreUnavailableError,
 )
 from chatomon.providers import ScriptedProvider
 from chatomon.providers.testing import tool_call
@@ -124,3 +131,73 @@ async def test_a_resumed_turn_that_fails_gets_the_same_public_error(
     assert [e["type"] for e in events] == ["confirmation_resolved", "tool_result", "error"]
     assert (events[-1]["code"], events[-1]["reason"]) == ("provider_failed", "provider_auth")
     assert "sk-live" not in str(events[-1])
+
+
+class OutageStore:
+    """`inner`, except that while `down` every call fails as an unreachable database does."""
+
+    def __init__(self, inner: ConversationStore) -> None:
+        self.inner = inner
+        self.down = False
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.inner, name)
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            if self.down:
+                raise StoreUnavailableError("the database refuses connections")
+            return await method(*args, **kwargs)
+
+        return call
+
+
+class OutageDuringTheTurn(ScriptedProvider):
+    """Answers, but the store goes down while the model answers (before the turn's close)."""
+
+    def __init__(self, store: OutageStore) -> None:
+        super().__init__(["Hello there.", "Hello again."])
+        self.outage = store
+        self.calls = 0
+
+    async def complete(self, messages: Any, tools: Any) -> Any:
+        self.calls += 1
+        self.outage.down = self.calls == 1
+        async for event in super().complete(messages, tools):
+            yield event
+
+
+async def test_a_store_down_when_the_turn_opens_answers_store_unavailable(
+    store: ConversationStore,
+) -> None:
+    outage = OutageStore(store)
+    outage.down = True
+    events = await collect(service(outage, ScriptedProvider(["Hi."])).run_turn(USER, "Hi"))
+    assert events == [
+        {
+            "type": "error",
+            "code": "chat_error",
+            "message": "Something went wrong. Please try again.",
+            "reason": "store_unavailable",
+        }
+    ]
+
+
+async def test_a_turn_whose_close_fails_ends_with_an_error_and_is_aborted_once_the_store_is_back(
+    store: ConversationStore,
+) -> None:
+    outage = OutageStore(store)
+    chat = service(outage, OutageDuringTheTurn(outage))
+    events = await collect(chat.run_turn(USER, "Hi"))
+    assert [e["type"] for e in events] == ["text_chunk", "error"]
+    assert (events[-1]["code"], events[-1]["reason"]) == ("chat_error", "store_unavailable")
+    turn_id = events[-1]["turn_id"]
+    assert (await store.get_turn(turn_id)).status == "running"  # not recorded: the store is down
+    assert chat.driver.closer.pending == 1
+    outage.down = False
+    for _ in range(100):  # the first retry comes after 0.5 s
+        if (await store.get_turn(turn_id)).status != "running":
+            break
+        await asyncio.sleep(0.05)
+    assert (await store.get_turn(turn_id)).status == "aborted"
+    assert chat.driver.closer.pending == 0
+    assert [e["type"] for e in await collect(chat.run_turn(USER, "Again"))][-1] == "done"

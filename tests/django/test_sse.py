@@ -223,3 +223,45 @@ async def test_a_slow_event_is_not_lost_to_a_heartbeat():
     frames = [f async for f in heartbeat_frames(late(), 0.01)]
     contents = [json.loads(f[6:]).get("content") for f in frames if f != HEARTBEAT]
     assert contents == ["0", "1", "2", "3", "4", None]
+
+
+def database_down(user: Any, scope: Any) -> bool:
+    """A `permission` check that reads the database while it refuses connections."""
+    from django.db import OperationalError  # noqa: PLC0415
+
+    raise OperationalError("connection to server failed: Connection refused")
+
+
+def broken_check(user: Any, scope: Any) -> bool:
+    """A `permission` check with a bug."""
+    raise KeyError("a bug in the project's check")
+
+
+@pytest.mark.parametrize(
+    ("permission", "status", "reason"),
+    [
+        ("tests.django.test_sse.database_down", 503, "store_unavailable"),
+        ("tests.django.test_sse.broken_check", 500, None),
+    ],
+)
+@pytest.mark.parametrize("path", ["/chat/", STREAM, "/chat/confirm/"])
+async def test_a_failure_before_the_turn_answers_chat_error_in_the_endpoints_format(
+    settings: Any, path: str, permission: str, status: int, reason: str | None
+) -> None:
+    # Issue 19, item 4: the database refusing connections while the request reads the
+    # user or the session answered Django's bare HTML 500; it is a chat_error in the
+    # endpoint's own format, 503 (the client may try again), and any other failure of
+    # the checks a 500 chat_error, never HTML.
+    configure(settings, permission=permission)
+    payload = {"text": "hello", "confirmation_id": "x", "confirmed": True}
+    response = await AsyncClient().post(path, payload, content_type="application/json")
+    content_type = response["Content-Type"]
+    if path == STREAM:
+        assert content_type.startswith("text/event-stream")
+        (event,) = sse_events(response.content)
+    else:
+        assert content_type == "application/json"
+        (event,) = response.json()["events"]
+    assert response.status_code == status
+    assert (event["type"], event["code"], event.get("reason")) == ("error", "chat_error", reason)
+    assert "refused" not in response.content.decode() and "bug" not in response.content.decode()

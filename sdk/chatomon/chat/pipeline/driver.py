@@ -17,19 +17,22 @@ from typing import Any
 from chatomon._engine.closing import close_stream
 from chatomon.chat.events import ConfirmMutation, ToolCallStarted, ToolResult
 from chatomon.chat.pipeline.activity import Activity, ActivityKind, ActivityListener, deliver
+from chatomon.chat.pipeline.recovery import TurnCloser
 from chatomon.chat.pipeline.run import TurnRun
 from chatomon.chat.pipeline.wire import (
     confirmation_event,
     done_event,
     error_event,
     public_error_event,
+    store_unavailable_event,
     streamed_event,
 )
 from chatomon.chat.store.protocol import ConversationStore
 from chatomon.chat.store.records import Approver, TurnStatus
-from chatomon.errors import NucleusError, ToolLoopError
+from chatomon.errors import NucleusError, StoreUnavailableError, ToolLoopError
 from chatomon.events import TurnDone, TurnSuspended
 from chatomon.public_errors import GENERIC_PUBLIC_ERROR, public_chat_error
+from chatomon.redaction import DEFAULT_REDACTION, Redaction
 from chatomon.schemas import TurnReport
 
 __all__ = ["EventPublisher", "TurnDriver"]
@@ -51,8 +54,12 @@ class TurnDriver:
         publisher: EventPublisher | None,
         timeouts: Mapping[str, float],
         is_mutation: Callable[[str], bool],
+        redaction: Redaction = DEFAULT_REDACTION,
     ) -> None:
         self.store = store
+        self.closer = TurnCloser(store)
+        """Records a turn as aborted when the store failed at its end (now or later)."""
+        self.redaction = redaction  # for the wire events' tool payloads and confirmations
         self.listeners = listeners
         self.publisher = publisher
         self.timeouts = timeouts
@@ -89,7 +96,8 @@ class TurnDriver:
             finished = True
             yield await self.emit(run, await self.failed(run, error.report, error.__cause__))
         except Exception as error:
-            logger.exception("chat turn %s failed", run.turn_id)
+            if not isinstance(error, StoreUnavailableError):  # failed() says that one
+                logger.exception("chat turn %s failed", run.turn_id)
             finished = True
             yield await self.emit(run, await self.failed(run, None, error))
         finally:
@@ -97,7 +105,7 @@ class TurnDriver:
             # would otherwise be closed by a task the loop starts when it collects it.
             await close_stream(stream)
             if not finished:  # the consumer stopped reading: the turn ends here
-                await self._finish(run, "aborted", None)
+                await self._abort(run, None)
 
     async def emit(self, run: TurnRun, event: dict[str, Any]) -> dict[str, Any]:
         """`event` with the turn's ids, published first when the turn is a resumed one."""
@@ -117,7 +125,7 @@ class TurnDriver:
             run.items.observe(event)
         if isinstance(event, ToolResult):
             await self._tool_activity(run, event)
-        return streamed_event(event)
+        return streamed_event(event, self.redaction)
 
     async def _tool_activity(self, run: TurnRun, event: ToolResult) -> None:
         args = run.items.arguments_of(event.id)
@@ -185,7 +193,7 @@ class TurnDriver:
             approver=approver,
             expires_at=confirmation.expires_at.isoformat(),
         )
-        return confirmation_event(confirmation, pending.preview)
+        return confirmation_event(confirmation, pending.preview, self.redaction)
 
     async def failed(
         self, run: TurnRun, report: TurnReport | None, cause: BaseException | None
@@ -195,12 +203,15 @@ class TurnDriver:
         A ToolLoopError's code; else `public_chat_error(cause)`: a provider failure's
         stable reason (`provider_failed`, `deadline_exceeded`), or `chat_error`.
         """
-        await self._finish(run, "aborted", report)
+        await self._abort(run, report)
         if isinstance(cause, ToolLoopError):
             extra = {}
             if cause.retry_after_seconds is not None:
                 extra["retry_after_seconds"] = cause.retry_after_seconds
             event = error_event(cause.code, cause.public_message, **extra)
+        elif isinstance(cause, StoreUnavailableError):
+            logger.error("chat turn %s aborted: its store is unavailable: %s", run.turn_id, cause)
+            event = store_unavailable_event()
         else:
             if cause is not None:
                 logger.error("chat turn %s aborted", run.turn_id, exc_info=cause)
@@ -209,9 +220,11 @@ class TurnDriver:
         await self.tell(run, "error", code=event["code"], message=event["message"], exception=cause)
         return event
 
-    async def _finish(self, run: TurnRun, status: TurnStatus, report: TurnReport | None) -> None:
-        await self.store.update_turn(run.turn_id, status=status, report=report)
-        await self.tell(run, "turn_finished", **_finished_payload(status, report))
+    async def _abort(self, run: TurnRun, report: TurnReport | None) -> None:
+        # A store that fails now records it when it answers again (`TurnCloser`): the
+        # client still gets its terminal event, and the turn does not stay running.
+        await self.closer.abort(run.turn_id, report)
+        await self.tell(run, "turn_finished", **_finished_payload("aborted", report))
 
 
 def _finished_payload(status: TurnStatus, report: TurnReport | None) -> dict[str, Any]:

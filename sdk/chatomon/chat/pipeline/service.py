@@ -18,6 +18,11 @@ another owner's conversation id), `bad_event` (a confirmation id that is malform
 unknown, another owner's, or not the decider's to decide) and `confirmation_unavailable`
 (a known confirmation already decided or expired).
 
+A store that cannot be reached (`StoreUnavailableError`: the database is down) gives
+`chat_error` with `reason: "store_unavailable"`, whether the turn could not open or could
+not be recorded at its end; a turn whose end could not be stored is recorded as aborted
+once the store answers again (`chatomon.chat.pipeline.recovery`).
+
 The tool loop gets the stored conversation natively (tool call groups with their
 results); the orbitals read it as text. A turn aborted before it suspended stores no
 messages, only its TurnRecord with the report.
@@ -61,6 +66,7 @@ from chatomon.chat.pipeline.wire import (
     UNAVAILABLE_MESSAGE,
     error_event,
     resolved_event,
+    store_unavailable_event,
 )
 from chatomon.chat.store.protocol import ConversationStore
 from chatomon.chat.store.records import (
@@ -70,9 +76,12 @@ from chatomon.chat.store.records import (
     PendingConfirmation,
     StoredMessage,
 )
+from chatomon.chat.store.storable import unstorable
 from chatomon.chat.tools.toolset import Toolset
 from chatomon.data.actor import SimpleActor, is_authenticated
+from chatomon.errors import StoreUnavailableError
 from chatomon.orbitals.base import Orbital, ParallelGroup
+from chatomon.redaction import DEFAULT_REDACTION, Redaction
 from chatomon.schemas import CaptureContent, TurnPause
 
 __all__ = ["AtomConfig", "ChatService", "owner_of"]
@@ -139,6 +148,9 @@ class ChatService:
         budget_for: The conversation owner's rate-limit budget, for the turns someone
             else resumes (a staff decision, an expiry): the asker's usage is counted
             whoever decides. None: such turns spend the decider's budget, if given.
+        redaction: The rule the events' tool arguments, tool results and
+            `confirm_mutation` input and preview pass (chatomon.redaction; default: the
+            default key terms). Stored items and confirmations keep the real values.
     """
 
     def __init__(
@@ -158,6 +170,7 @@ class ChatService:
         publisher: EventPublisher | None = None,
         actor_loader: Callable[[Owner], Awaitable[Any]] | None = None,
         budget_for: Callable[[Owner], TurnBudget | None] | None = None,
+        redaction: Redaction = DEFAULT_REDACTION,
     ) -> None:
         self.store = store
         self.provider = provider
@@ -175,6 +188,7 @@ class ChatService:
             publisher=publisher,
             timeouts={"client": confirm_timeout_seconds, "staff": staff_approval_timeout_seconds},
             is_mutation=toolset.is_mutation,
+            redaction=redaction,
         )
 
     async def run_turn(
@@ -207,13 +221,21 @@ class ChatService:
             new_conversation: Start a new conversation (with no `conversation_id`).
 
         Raises:
-            ValueError: Both `new_conversation` and a `conversation_id`.
+            ValueError: Both `new_conversation` and a `conversation_id`; a `text` holding a
+                character no store can keep (U+0000, an unpaired surrogate), refused
+                before anything is stored.
         """
         if new_conversation and conversation_id is not None:
             raise ValueError("new_conversation starts a conversation: give no conversation_id")
+        if (found := unstorable(text)) is not None:
+            raise ValueError(found.describe("The message text"))
         who = owner_of(actor, owner)
         try:
             opened = await self._open(who, conversation_id, latest=not new_conversation)
+        except StoreUnavailableError as error:
+            logger.error("opening a chat turn failed: its store is unavailable: %s", error)
+            yield store_unavailable_event()
+            return
         except Exception:
             logger.exception("opening a chat turn failed")
             yield error_event("chat_error", GENERIC_ERROR_MESSAGE)
@@ -236,7 +258,7 @@ class ChatService:
             return
         except BaseException:
             # Cancelled (or failed) before the driver took over: record the turn as ended.
-            await self.store.update_turn(run.turn_id, status="aborted")
+            await self.driver.closer.abort(run.turn_id)
             raise
         loop = self._loop(
             actor, budget, history=native, suspend_for=SUSPENDING if can_confirm else ("staff",)
@@ -297,6 +319,10 @@ class ChatService:
         scope = None if staff else owner_of(actor, owner)
         try:
             claimed = await self._claim(key, confirmed, decided_by, scope, reason)
+        except StoreUnavailableError as error:
+            logger.error("claiming confirmation %s failed: store unavailable: %s", key, error)
+            yield store_unavailable_event()
+            return
         except Exception:
             logger.exception("claiming confirmation %s failed", key)
             yield error_event("chat_error", GENERIC_ERROR_MESSAGE)
@@ -380,7 +406,7 @@ class ChatService:
         except BaseException:
             # Cancelled, or the consumer stopped reading, before the driver took over: the
             # decision is claimed and will not be made again, so the turn ends here.
-            await self.store.update_turn(run.turn_id, status="aborted")
+            await self.driver.closer.abort(run.turn_id)
             raise
         decided_at = confirmation.decided_at or datetime.now(UTC)
         pause = TurnPause(
@@ -446,9 +472,10 @@ class ChatService:
         try:
             return await asyncio.shield(opening)
         except asyncio.CancelledError:
-            opened = await opening
-            if opened is not None:
-                await self.store.update_turn(opened.turn.id, status="aborted")
+            with contextlib.suppress(Exception):  # an open that failed left nothing running
+                opened = await opening
+                if opened is not None:
+                    await self.driver.closer.abort(opened.turn.id)
             raise
 
     async def _history(

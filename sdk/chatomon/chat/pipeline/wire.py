@@ -25,10 +25,12 @@ from chatomon.chat.events import ToolCallStarted, ToolResult
 from chatomon.chat.store.records import PendingConfirmation
 from chatomon.events import TextChunk, TurnDone
 from chatomon.public_errors import GENERIC_ERROR_MESSAGE, PublicChatError
+from chatomon.redaction import DEFAULT_REDACTION, Redaction
 
 __all__ = [
     "GENERIC_ERROR_MESSAGE",
     "INVALID_CONFIRMATION_MESSAGE",
+    "STORE_UNAVAILABLE_REASON",
     "TERMINAL_TYPES",
     "UNAVAILABLE_MESSAGE",
     "confirmation_event",
@@ -36,6 +38,7 @@ __all__ = [
     "error_event",
     "public_error_event",
     "resolved_event",
+    "store_unavailable_event",
     "streamed_event",
 ]
 
@@ -46,25 +49,49 @@ INVALID_CONFIRMATION_MESSAGE = "This is not a confirmation you can decide."
 
 One message for all three, so that an id tells nobody whether it exists for someone else.
 """
+STORE_UNAVAILABLE_REASON = "store_unavailable"
+"""The `reason` of a `chat_error` whose turn could not be opened or recorded because the
+store's database could not be reached: the client may send the message again later (HTTP
+answers such a refusal with 503)."""
 TERMINAL_TYPES = frozenset({"done", "error", "confirm_mutation"})
 """The event types that end a turn's stream (a confirm_mutation suspends the turn)."""
 
 
-def streamed_event(event: object) -> dict[str, Any] | None:
+def streamed_event(
+    event: object, redaction: Redaction = DEFAULT_REDACTION
+) -> dict[str, Any] | None:
     """The wire form of an engine event streamed as it happens; None for the rest.
+
+    A tool call's arguments and a tool result pass the redaction rule (chatomon.redaction).
 
     Examples:
         >>> streamed_event(TextChunk("Hi"))
         {'type': 'text_chunk', 'content': 'Hi'}
     """
-    if isinstance(event, TextChunk | ToolCallStarted | ToolResult):
+    if isinstance(event, TextChunk):
         return event.to_dict()
+    if isinstance(event, ToolCallStarted):  # a mutation's arguments hold its input
+        return {**event.to_dict(), "args": redaction.value(dict(event.args))}
+    if isinstance(event, ToolResult):
+        return {**event.to_dict(), "result": redaction.value(event.result)}
     return None  # nothing else of the engine is part of the event contract
 
 
 def error_event(code: str, message: str, **fields: Any) -> dict[str, Any]:
     """An `error` event: a stable code and a message safe to show."""
     return {"type": "error", "code": code, "message": message, **fields}
+
+
+def store_unavailable_event(**fields: Any) -> dict[str, Any]:
+    """The `chat_error` of a turn the store could not open or record (database unreachable).
+
+    Examples:
+        >>> store_unavailable_event()["reason"]
+        'store_unavailable'
+    """
+    return error_event(
+        "chat_error", GENERIC_ERROR_MESSAGE, reason=STORE_UNAVAILABLE_REASON, **fields
+    )
 
 
 def public_error_event(error: PublicChatError, **fields: Any) -> dict[str, Any]:
@@ -90,15 +117,22 @@ def done_event(done: TurnDone, conversation_id: str) -> dict[str, Any]:
     }
 
 
-def confirmation_event(confirmation: PendingConfirmation, preview: Any) -> dict[str, Any]:
-    """The `confirm_mutation` event; `id` is the public confirmation id to resolve."""
+def confirmation_event(
+    confirmation: PendingConfirmation, preview: Any, redaction: Redaction = DEFAULT_REDACTION
+) -> dict[str, Any]:
+    """The `confirm_mutation` event; `id` is the public confirmation id to resolve.
+
+    Its input and preview pass the redaction rule (chatomon.redaction): the asker sees
+    which fields change, never a password or token again; the stored confirmation keeps
+    the real input for the write.
+    """
     return {
         "type": "confirm_mutation",
         "id": str(confirmation.id),
         "call_id": confirmation.call_id,
         "mutation": confirmation.mutation,
-        "input": dict(confirmation.input),
-        "preview": preview,
+        "input": redaction.value(dict(confirmation.input)),
+        "preview": redaction.value(preview),
         "approver": confirmation.approver,
         "expires_at": confirmation.expires_at.isoformat(),
         "conversation_id": str(confirmation.conversation_id),

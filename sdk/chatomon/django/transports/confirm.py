@@ -5,7 +5,8 @@ Body: `{"confirmation_id": "<the confirm_mutation event's id>", "confirmed": tru
 session). As the seed's codes say: a malformed body gives `bad_event` (HTTP 400); an id
 that is malformed, unknown or someone else's gives `bad_event` too ("the confirmation ID is
 invalid"; in the envelope, HTTP 200); a known one already decided or expired gives
-`confirmation_unavailable` (HTTP 200). Both answers come from `ChatService`.
+`confirmation_unavailable` (HTTP 200). Both answers come from `ChatService`. A database
+that cannot be reached gives `chat_error` with `reason: "store_unavailable"` (HTTP 503).
 
 The winner's answer is `confirmation_resolved` followed by the resumed turn's events (the
 mutation's tool_result, the reply, done; or another confirm_mutation). As the seed says, the
@@ -23,7 +24,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonRespons
 from chatomon.django.settings import ChatSettings
 from chatomon.django.transports.admission import collect
 from chatomon.django.transports.expiry import through_expiry
-from chatomon.django.transports.http import ChatEndpoint, envelope
+from chatomon.django.transports.http import ChatEndpoint, envelope, envelope_status
 from chatomon.django.transports.requests import parse_confirm
 from chatomon.django.transports.sse import (
     HEARTBEAT_SECONDS,
@@ -64,4 +65,5 @@ class ChatConfirmView(ChatEndpoint):
         if wants_event_stream(request):
             waiting = through_expiry(events, admitted.service, admitted.owner)
             return event_stream_response(waiting, self.heartbeat_seconds)
-        return JsonResponse(envelope(await collect(events)))
+        collected = await collect(events)
+        return JsonResponse(envelope(collected), status=envelope_status(collected))

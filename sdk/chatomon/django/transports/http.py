@@ -21,19 +21,36 @@ with `confirmation_required_transport`. Staff approvals still pause (the envelop
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+import logging
+import threading
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from functools import wraps
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.core.exceptions import RequestDataTooBig
-from django.db import transaction
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
+from django.db import InterfaceError, OperationalError, transaction
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBase,
+    JsonResponse,
+    RawPostDataException,
+)
 from django.views import View
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 
+from chatomon.chat.pipeline import ChatService
+from chatomon.chat.pipeline.wire import (
+    GENERIC_ERROR_MESSAGE,
+    STORE_UNAVAILABLE_REASON,
+    error_event,
+    store_unavailable_event,
+)
 from chatomon.chat.store.records import Owner
-from chatomon.django.persistence.connections import release_spent_connections
+from chatomon.django.audit.signals import send_chat_error
+from chatomon.django.persistence.connections import release_spent_connections, released
 from chatomon.django.service import chat_service
 from chatomon.django.settings import ChatSettings, chat_settings
 from chatomon.django.transports.admission import (
@@ -49,11 +66,21 @@ from chatomon.django.transports.requests import (
     MAX_BODY_BYTES,
     BadRequest,
     decode_object,
+    not_json,
     parse_message,
     too_large,
 )
 
-__all__ = ["ChatEndpoint", "ChatView", "envelope", "while_enabled"]
+__all__ = [
+    "ChatEndpoint",
+    "ChatView",
+    "available_service",
+    "envelope",
+    "envelope_status",
+    "while_enabled",
+]
+
+logger = logging.getLogger(__name__)
 
 
 def envelope(events: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -101,7 +128,84 @@ def _read(request: HttpRequest, code: str) -> Mapping[str, Any] | BadRequest:
         body = request.body
     except RequestDataTooBig:
         return too_large()
+    except RawPostDataException:
+        # The CSRF check read a multipart body as a form (request.POST) before this view:
+        # Django keeps no bytes of it. A chat body is JSON, whatever it says it is.
+        return not_json(code)
     return decode_object(body, code)
+
+
+def _form_bodies_refused(endpoint: type[ChatEndpoint], view: Any) -> Any:
+    """`view`, refusing in the endpoint's format what Django fails on as a form body.
+
+    The CSRF check reads `request.POST`, which parses a multipart or urlencoded body as a
+    form before the view runs: a multipart body is refused before that (Django would keep
+    none of its bytes, and a malformed one fails to parse), and an urlencoded one with too
+    many fields or over DATA_UPLOAD_MAX_MEMORY_SIZE fails as Django's HTML 400 otherwise.
+    """
+
+    @wraps(view)
+    async def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        refusal = not_json(endpoint.body_error)
+        if request.content_type == "multipart/form-data":
+            return endpoint().refuse(request, refusal.status, refusal.event)
+        try:
+            response: HttpResponseBase = await view(request, *args, **kwargs)
+        except RequestDataTooBig:
+            refusal = too_large()
+        except TooManyFieldsSent:
+            pass
+        else:
+            return response
+        return endpoint().refuse(request, refusal.status, refusal.event)
+
+    return guarded
+
+
+def envelope_status(events: Sequence[Mapping[str, Any]]) -> int:
+    """The HTTP status of a turn's envelope: 503 when its store could not be reached, else 200.
+
+    A turn the database kept from opening or from being recorded ends with `chat_error`
+    and `reason: "store_unavailable"`: nothing of it may be stored, and the client may
+    send the message again later. Every other ending (done, confirm_mutation, any other
+    error) is a 200, as the reference's envelope is.
+    """
+    last = events[-1] if events else {}
+    unavailable = last.get("type") == "error" and last.get("reason") == STORE_UNAVAILABLE_REASON
+    return 503 if unavailable else 200
+
+
+def available_service(settings: ChatSettings) -> ChatService | None:
+    """The process's `ChatService` for `settings`, or None when it cannot be built.
+
+    A provider that cannot be built (a bad `provider_config`, a missing extra, a
+    constructor that raises) makes every chat request fail alike: the problem is logged
+    ONCE per process and settings object (a changed CHATOMON is logged again), each
+    request is answered with `chat_error` (500) and signalled, and the service is tried
+    again on the next request (a provider that comes up is used at once).
+    """
+    try:
+        return chat_service()
+    except Exception as error:  # a misconfiguration: answered as chat_error
+        send_chat_error("chat_error", GENERIC_ERROR_MESSAGE, exception=error)
+        with _reported_lock:
+            first = _reported.get(id(settings)) is not settings
+            if first:
+                _reported.clear()  # older settings are gone for good
+                _reported[id(settings)] = settings
+        if first:
+            logger.error(
+                "the chat service cannot be built from the CHATOMON settings (provider %r); "
+                "every chat request answers chat_error until it is fixed",
+                settings.provider,
+                exc_info=error,
+            )
+        return None
+
+
+_reported_lock = threading.Lock()
+_reported: dict[int, ChatSettings] = {}
+"""The settings whose broken service was logged already (by identity)."""
 
 
 class ChatEndpoint(View):
@@ -122,7 +226,7 @@ class ChatEndpoint(View):
         exempt, and `csrf_protect` checks behind it), so a disabled route is a 404 for
         every request, as an unmounted one would be.
         """
-        protected = csrf_protect(super().as_view(**initkwargs))
+        protected = _form_bodies_refused(cls, csrf_protect(super().as_view(**initkwargs)))
         return transaction.non_atomic_requests(csrf_exempt(while_enabled(protected)))
 
     def parse(self, payload: Mapping[str, Any], settings: ChatSettings) -> Any:
@@ -137,19 +241,44 @@ class ChatEndpoint(View):
         """Run every check; the admitted request, or the refusal to send.
 
         Permission, body and identity take one trip to a worker thread (`check`); the
-        request is then counted against the rate limit.
+        service must be available; the request is then counted against the rate limit.
+        A failure of the checks is a `chat_error` in the endpoint's format, never Django's
+        HTML 500: 503 (`reason: "store_unavailable"`) when the database cannot be reached
+        (reading the user or the session), else 500; so is a service that cannot be built
+        (see `available_service`).
         """
         settings = chat_settings()
-        checked = await sync_to_async(self.check)(request, settings)
+        try:
+            # `released`: a dead connection met by the user's or the session's first read
+            # (the database closed it while idle) is replaced, not a failed request.
+            checked = await sync_to_async(released)(self.check, request, settings)
+        except Exception as error:  # noqa: BLE001 - answered as chat_error, logged
+            return self.failure(request, error)
         if isinstance(checked, HttpResponseBase):
             return checked
         user, owner, scope, parsed = checked
+        service = available_service(settings)
+        if service is None:
+            return self.refuse(request, 500, error_event("chat_error", GENERIC_ERROR_MESSAGE))
         limited = limit_refusal(await limiter_for(settings).hit(scope))
         if limited is not None:
             response = self.refuse(request, 429, limited)
             response["Retry-After"] = str(limited["retry_after_seconds"])
             return response
-        return Admitted(settings, chat_service(), user, owner, scope, parsed)
+        return Admitted(settings, service, user, owner, scope, parsed)
+
+    def failure(self, request: HttpRequest, error: Exception) -> HttpResponse:
+        """The `chat_error` answer of a request whose checks failed unexpectedly.
+
+        A database that cannot be reached is 503 with `reason: "store_unavailable"` (the
+        client may try again); anything else is 500. Both are logged and signalled.
+        """
+        send_chat_error("chat_error", GENERIC_ERROR_MESSAGE, exception=error)
+        if isinstance(error, OperationalError | InterfaceError):
+            logger.error("chat request refused: the database is unavailable: %s", error)
+            return self.refuse(request, 503, store_unavailable_event())
+        logger.error("chat request failed before its turn", exc_info=error)
+        return self.refuse(request, 500, error_event("chat_error", GENERIC_ERROR_MESSAGE))
 
     def check(
         self, request: HttpRequest, settings: ChatSettings
@@ -185,4 +314,5 @@ class ChatView(ChatEndpoint):
         admitted = await self.admit(request)
         if isinstance(admitted, HttpResponseBase):
             return admitted
-        return JsonResponse(envelope(await collect(admitted.run_turn(can_confirm=False))))
+        events = await collect(admitted.run_turn(can_confirm=False))
+        return JsonResponse(envelope(events), status=envelope_status(events))
