@@ -1,4 +1,5 @@
-"""TurnReports as DataFrames: one row per orbital run, and a clear error without pandas."""
+"""TurnReports as DataFrames: one row per orbital run, a row for every turn, and a clear error
+without pandas."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from chatomon import Atom, Blocklist, MaxLength, TurnReport
 from chatomon.errors import OptionalDependencyError
 from chatomon.notebook import report_rows, reports_to_dataframe
-from chatomon.notebook.dataframes import COLUMNS
+from chatomon.notebook.dataframes import COLUMNS, TURN_COLUMNS
 
 
 def two_reports() -> list[TurnReport]:
@@ -40,13 +41,36 @@ def test_one_row_per_orbital_run_with_the_attempt_decision() -> None:
     assert (frame["duration_ms"] >= 0).all()
 
 
-def test_many_reports_concatenate_and_a_report_without_orbitals_adds_no_row() -> None:
+def test_many_reports_concatenate_and_a_turn_without_orbitals_is_one_row() -> None:
     first, second = two_reports()
     frame = reports_to_dataframe([first, second])
-    assert len(frame) == len(report_rows(first))
     assert list(frame.columns) == list(COLUMNS)
-    empty = reports_to_dataframe([second])
-    assert empty.empty and list(empty.columns) == list(COLUMNS)
+    assert len(frame) == len(report_rows(first)) + 1
+    assert list(frame["turn_id"]) == [first.turn_id] * len(report_rows(first)) + [second.turn_id]
+    bare = frame.iloc[-1]
+    assert (bare["atom_name"], bare["final_action"]) == ("plain", second.final_action)
+    assert pd.isna(bare["orbital"]) and pd.isna(bare["side"])
+
+
+def test_the_readme_case_a_service_without_orbitals_gives_one_row_per_turn() -> None:
+    atom = Atom("plain", nucleus=lambda m, g: "ok")
+    reports = [atom.chat_sync(text).report for text in ("hi", "again", "bye")]
+    frame = reports_to_dataframe(reports)
+    assert len(frame) == 3
+    assert list(frame["turn_id"]) == [report.turn_id for report in reports]
+    assert reports_to_dataframe([]).empty
+
+
+def test_level_turn_gives_one_row_per_turn_with_its_counts() -> None:
+    first, second = two_reports()
+    frame = reports_to_dataframe([first, second], level="turn")
+    assert list(frame.columns) == list(TURN_COLUMNS)
+    assert list(frame["turn_id"]) == [first.turn_id, second.turn_id]
+    assert list(frame["orbital_runs"]) == [len(report_rows(first)), 0]
+    assert list(frame["output_attempts"]) == [len(first.output), len(second.output)]
+    assert first.to_dataframe().shape[0] == len(report_rows(first))
+    with pytest.raises(ValueError, match="level"):
+        reports_to_dataframe([first], level="attempt")
 
 
 def test_without_pandas_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,7 +6,7 @@ from chatomon.notebook import ChatWidget, reports_to_dataframe, show_turns
 widget = ChatWidget(atom)             # an Atom or a ChatService
 widget                                # the chat panel
 show_turns(widget.reports)            # every turn, with filters
-reports_to_dataframe(widget.reports)  # one row per orbital run (pandas)
+reports_to_dataframe(widget.reports)  # a row per orbital run, every turn at least one (pandas)
 ```
 
 The chatomon objects a notebook shows (TurnReport, OrbitalResult, Verdict, the decisions,
