@@ -81,6 +81,7 @@ SCRIPT_MARKERS = (
     "resolve_confirmation",
     "atom.begin(",
     "ChatWidget",
+    '"socket_timeout": 10',  # the Redis channel layer
 )
 
 
@@ -230,3 +231,22 @@ def test_the_django_blocks_serve_their_urls_and_asgi_application(django_project:
     assert urls.endswith(" chatomon_console")
     assert registered == "['createPart', 'updatePartCost'] ['PartManager']"
     assert logger == "myproject.audit.log_event"
+
+
+def test_redis_channel_layer_example_passes_its_check() -> None:
+    """The README's CHANNEL_LAYERS silences chatomon.W003; the same with 5 s raises it."""
+    from django.test import override_settings  # noqa: PLC0415
+
+    from tests.django.test_checks import REDIS_CACHE, chat_checks, ids  # noqa: PLC0415
+
+    namespace: dict[str, object] = {}
+    exec(textwrap.dedent(block_with('"socket_timeout": 10')), namespace)
+    layers = namespace["CHANNEL_LAYERS"]
+    with override_settings(CHANNEL_LAYERS=layers, CACHES=REDIS_CACHE):
+        assert "chatomon.W003" not in ids(chat_checks(workers=2))
+    short = textwrap.dedent(block_with('"socket_timeout": 10')).replace(
+        '"socket_timeout": 10', '"socket_timeout": 5'
+    )
+    exec(short, namespace)
+    with override_settings(CHANNEL_LAYERS=namespace["CHANNEL_LAYERS"], CACHES=REDIS_CACHE):
+        assert "chatomon.W003" in ids(chat_checks(workers=2))
