@@ -295,6 +295,45 @@ async def test_a_startup_failure_closes_with_1011_and_sends_the_chat_error_signa
     assert errors[0]["exception"] is not None
 
 
+async def test_a_provider_that_cannot_be_built_closes_each_socket_with_1011_logged_once(
+    settings, caplog
+):
+    configure(settings, provider="tests.asgi_app.providers.MissingProvider")
+    for _ in range(2):
+        socket = WebsocketCommunicator(
+            _application(), "/chat/", headers=[(b"origin", b"http://testserver")]
+        )
+        assert (await socket.connect())[0]
+        assert await socket.receive_output() == {"type": "websocket.close", "code": 1011}
+    logged = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert [r.name for r in logged] == ["chatomon.django.service"], logged
+
+
+async def test_a_database_away_at_admission_sends_store_unavailable_then_closes_1011(
+    monkeypatch, caplog
+):
+    from django.db import OperationalError  # noqa: PLC0415
+
+    from chatomon.django.transports import websocket  # noqa: PLC0415
+
+    def unreachable(*args: Any, **kwargs: Any) -> Any:
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(websocket, "identify", unreachable)
+    socket = WebsocketCommunicator(
+        _application(), "/chat/", headers=[(b"origin", b"http://testserver")]
+    )
+    assert (await socket.connect())[0]
+    event = json.loads(await socket.receive_from())
+    assert (event["type"], event["code"], event["reason"]) == (
+        "error",
+        "chat_error",
+        "store_unavailable",
+    )
+    assert await socket.receive_output() == {"type": "websocket.close", "code": 1011}
+    assert any("database is unavailable" in r.getMessage() for r in caplog.records)
+
+
 async def test_foreign_origins_are_refused_and_allowed_origins_win(settings):
     refused = WebsocketCommunicator(
         _application(), "/chat/", headers=[(b"origin", b"http://evil.example")]

@@ -15,7 +15,10 @@ What must hold (issue 19, item 4):
 - a turn in flight when the outage starts ends with that terminal event, and is recorded
   `aborted` once the database answers again (no turn is left `running`);
 - after the database closed the server's idle connections, the next turn succeeds on
-  every surface (no failed turn, no lost message);
+  every surface (no failed turn, no lost message), and so does a new socket's handshake
+  (`chatomon.django.routing` reads the user through `released`);
+- a socket opened while the database refuses connections gets that `chat_error` and a
+  1011 close, never an HTTP 500 nor a close without a code;
 - after each fault the next turn succeeds.
 """
 
@@ -31,9 +34,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
 import pytest
-from websockets.exceptions import InvalidStatus
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from chatomon.chat.pipeline.wire import STORE_UNAVAILABLE_REASON
 from tests.asgi_app.fixtures import sse_events
@@ -88,23 +90,9 @@ def served(request: pytest.FixtureRequest) -> Iterator[Served]:
 
 @pytest.fixture
 async def db(served: Served) -> AsyncIterator[Served]:
-    """The served database, reachable again after the test whatever it did.
-
-    Then one throwaway WebSocket handshake of a logged-in visitor: the first handshake
-    after a fault may meet a dead connection in Channels' `AuthMiddleware` (see
-    `test_a_socket_opened_after_the_database_closed_idle_connections`), which must not
-    fail the next test.
-    """
+    """The served database, reachable again after the test whatever it did."""
     yield served
     served.proxy.restore()
-    visitor = Visitor()
-    for _ in range(3):  # the test project's own log-in view may meet a dead one too
-        with contextlib.suppress(httpx.HTTPStatusError):
-            await visitor.log_in(served.server, f"healer-{served.connections}")
-            break
-    with contextlib.suppress(InvalidStatus):
-        async with visitor.socket(served.server):
-            pass
 
 
 def running_turns(url: str) -> int:
@@ -320,13 +308,6 @@ async def test_a_socket_opened_after_closed_connections_with_health_checks(
     assert survived, events
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Channels' AuthMiddleware reads the user on a dead connection at the handshake "
-    "(HTTP 500): chatomon.django.routing must read it through "
-    "chatomon.django.persistence.connections.released (reported to the WebSocket owner); "
-    "CONN_HEALTH_CHECKS avoids it (the test above)",
-)
 async def test_a_socket_opened_after_the_database_closed_idle_connections(
     db: Served, ledger: Ledger
 ) -> None:
@@ -334,3 +315,28 @@ async def test_a_socket_opened_after_the_database_closed_idle_connections(
     survived = events[-1]["type"] == "done"
     ledger.fault("database closed idle connections (a new socket's handshake)", survived=survived)
     assert survived, events
+
+
+async def test_a_socket_opened_while_the_database_refuses_connections(
+    db: Served, ledger: Ledger
+) -> None:
+    # A logged-in visitor's handshake reads the user (the test project's sessions are
+    # signed cookies: an anonymous one's needs no database until its first turn).
+    visitor = Visitor()
+    await visitor.log_in(db.server, f"refused-{db.connections}")
+    db.proxy.cut()
+    events: list[dict[str, Any]] = []
+    code: int | None = None
+    try:
+        async with visitor.socket(db.server) as socket:
+            with contextlib.suppress(ConnectionClosed):
+                while True:
+                    events.append(json.loads(await asyncio.wait_for(socket.recv(), 30)))
+            code = socket.close_code
+    except InvalidStatus as refused:
+        events.append({"type": "handshake refused", "status": refused.response.status_code})
+    finally:
+        db.proxy.restore()
+    survived = code == 1011 and len(events) == 1 and store_unavailable(events[0])
+    ledger.fault("database refusing connections at a socket's handshake", survived=survived)
+    assert survived, (code, events)

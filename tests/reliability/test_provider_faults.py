@@ -329,7 +329,7 @@ async def test_an_unbuildable_provider_answers_chat_error_and_is_logged_once(
     configure(settings, **UNBUILDABLE[problem])
     client = AsyncClient()
     answers = []
-    with caplog.at_level(logging.ERROR, logger="chatomon.django.transports.http"):
+    with caplog.at_level(logging.ERROR, logger="chatomon.django.service"):
         for _ in range(2):
             answers.append(await client.post("/chat/", {"text": "hi"}, "application/json"))
             answers.append(await client.post("/chat/stream/", {"text": "hi"}, "application/json"))
@@ -353,7 +353,7 @@ async def test_an_unbuildable_provider_answers_chat_error_and_is_logged_once(
 
     # Other settings (a fixed CHATOMON, or another broken one) are logged anew.
     configure(settings, **UNBUILDABLE[problem], max_message_chars=999)
-    with caplog.at_level(logging.ERROR, logger="chatomon.django.transports.http"):
+    with caplog.at_level(logging.ERROR, logger="chatomon.django.service"):
         await client.post("/chat/", {"text": "hi"}, "application/json")
     assert len(unbuildable_logs(caplog)) == 2
 

@@ -2,10 +2,12 @@
 # ruff: noqa: PLC0415
 """The Django wiring of `ChatService`: one service per process and settings, owners, groups.
 
-`chat_service()` is what every transport calls: the service built from `chat_settings()`
-by `build_chat_service`, kept as long as those settings stay the same object (a changed
-CHATOMON, or `override_settings`, builds a new one). One provider per process rather than
-one per request: a provider holds connections, a local model takes seconds to load.
+`available_service(settings)` is what every transport calls: `chat_service()`, or None
+(logged once) when the provider cannot be built. `chat_service()` is the service built
+from `chat_settings()` by `build_chat_service`, kept as long as those settings stay the
+same object (a changed CHATOMON, or `override_settings`, builds a new one). One provider
+per process rather than one per request: a provider holds connections, a local model
+takes seconds to load.
 
 Resumed turns (staff approvals, expiries, a confirmation resolved in another process) are
 published to the conversation's channel-layer group, `conversation_group(id)`, which every
@@ -24,21 +26,25 @@ async for event in service.run_turn(request.user, "Which parts?", owner=owner):
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
 
 from chatomon.chat.pipeline import ChatService
+from chatomon.chat.pipeline.wire import GENERIC_ERROR_MESSAGE
 from chatomon.chat.store.records import Owner
 from chatomon.chat.tools.toolset import Toolset
 from chatomon.data.actor import is_authenticated
+from chatomon.django.audit.signals import send_chat_error
 from chatomon.django.settings import ChatSettings, chat_settings
 from chatomon.providers.registry import build_provider
 
 __all__ = [
     "GROUP_EVENT_TYPE",
     "LOGOUT_EVENT_TYPE",
+    "available_service",
     "build_chat_service",
     "chat_service",
     "conversation_group",
@@ -52,6 +58,8 @@ GROUP_EVENT_TYPE = "chat.event"
 """The channel-layer message type carrying one chat event (the consumer's `chat_event`)."""
 LOGOUT_EVENT_TYPE = "chat.logout"
 """The channel-layer message type closing a user's sockets (the consumer's `chat_logout`)."""
+
+logger = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _built: dict[int, tuple[ChatSettings, ChatService]] = {}
@@ -184,3 +192,38 @@ def chat_service() -> ChatService:
         _built.clear()  # older settings are gone for good: keep only the current service
         _built[id(settings)] = (settings, service)
     return service
+
+
+def available_service(settings: ChatSettings) -> ChatService | None:
+    """The process's `ChatService` for `settings`, or None when it cannot be built.
+
+    What every transport asks before a turn. A provider that cannot be built (a bad
+    `provider_config`, a missing extra, a constructor that raises) makes every chat
+    request fail alike: the problem is logged ONCE per process and settings object (a
+    changed CHATOMON is logged again) and signalled on every request, which the transport
+    answers in its own format (HTTP and SSE: `chat_error`, 500; a WebSocket closes with
+    1011); the service is tried again on the next request (a provider that comes up is
+    used at once).
+    """
+    try:
+        return chat_service()
+    except Exception as error:  # a misconfiguration: answered as chat_error
+        send_chat_error("chat_error", GENERIC_ERROR_MESSAGE, exception=error)
+        with _reported_lock:
+            first = _reported.get(id(settings)) is not settings
+            if first:
+                _reported.clear()  # older settings are gone for good
+                _reported[id(settings)] = settings
+        if first:
+            logger.error(
+                "the chat service cannot be built from the CHATOMON settings (provider %r); "
+                "every chat request answers chat_error until it is fixed",
+                settings.provider,
+                exc_info=error,
+            )
+        return None
+
+
+_reported_lock = threading.Lock()
+_reported: dict[int, ChatSettings] = {}
+"""The settings whose broken service was logged already (by identity)."""

@@ -22,7 +22,6 @@ with `confirmation_required_transport`. Staff approvals still pause (the envelop
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from functools import wraps
 from typing import Any
@@ -41,7 +40,6 @@ from django.http import (
 from django.views import View
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 
-from chatomon.chat.pipeline import ChatService
 from chatomon.chat.pipeline.wire import (
     GENERIC_ERROR_MESSAGE,
     STORE_UNAVAILABLE_REASON,
@@ -51,7 +49,7 @@ from chatomon.chat.pipeline.wire import (
 from chatomon.chat.store.records import Owner
 from chatomon.django.audit.signals import send_chat_error
 from chatomon.django.persistence.connections import release_spent_connections, released
-from chatomon.django.service import chat_service
+from chatomon.django.service import available_service
 from chatomon.django.settings import ChatSettings, chat_settings
 from chatomon.django.transports.admission import (
     Admitted,
@@ -74,7 +72,6 @@ from chatomon.django.transports.requests import (
 __all__ = [
     "ChatEndpoint",
     "ChatView",
-    "available_service",
     "envelope",
     "envelope_status",
     "while_enabled",
@@ -173,39 +170,6 @@ def envelope_status(events: Sequence[Mapping[str, Any]]) -> int:
     last = events[-1] if events else {}
     unavailable = last.get("type") == "error" and last.get("reason") == STORE_UNAVAILABLE_REASON
     return 503 if unavailable else 200
-
-
-def available_service(settings: ChatSettings) -> ChatService | None:
-    """The process's `ChatService` for `settings`, or None when it cannot be built.
-
-    A provider that cannot be built (a bad `provider_config`, a missing extra, a
-    constructor that raises) makes every chat request fail alike: the problem is logged
-    ONCE per process and settings object (a changed CHATOMON is logged again), each
-    request is answered with `chat_error` (500) and signalled, and the service is tried
-    again on the next request (a provider that comes up is used at once).
-    """
-    try:
-        return chat_service()
-    except Exception as error:  # a misconfiguration: answered as chat_error
-        send_chat_error("chat_error", GENERIC_ERROR_MESSAGE, exception=error)
-        with _reported_lock:
-            first = _reported.get(id(settings)) is not settings
-            if first:
-                _reported.clear()  # older settings are gone for good
-                _reported[id(settings)] = settings
-        if first:
-            logger.error(
-                "the chat service cannot be built from the CHATOMON settings (provider %r); "
-                "every chat request answers chat_error until it is fixed",
-                settings.provider,
-                exc_info=error,
-            )
-        return None
-
-
-_reported_lock = threading.Lock()
-_reported: dict[int, ChatSettings] = {}
-"""The settings whose broken service was logged already (by identity)."""
 
 
 class ChatEndpoint(View):

@@ -8,7 +8,9 @@ While the `enabled` setting is False a socket closes with 4404 on connect (the r
 mounts no route then; 4000 + HTTP's 404, as 4403 is for a denial).
 
 On connect: a startup failure (bad settings, a provider that cannot be built) closes with
-1011; the `permission` setting denying closes with 4403. Then, per frame: a frame that is
+1011; so does a database that cannot be reached, after a `chat_error` event with
+`reason: "store_unavailable"` (HTTP's 503); the `permission` setting denying closes with
+4403. Then, per frame: a frame that is
 not a JSON object, of unknown type, or a malformed confirm gives `bad_event`; the message
 checks of `chatomon.django.transports.requests` apply; a message while a turn streams gives
 `turn_in_progress`, while this socket's client confirmation is open `confirmation_pending`
@@ -44,10 +46,16 @@ from uuid import UUID
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.contrib.auth.models import AnonymousUser
+from django.db import InterfaceError, OperationalError
 
-from chatomon.chat.pipeline.wire import GENERIC_ERROR_MESSAGE, error_event
+from chatomon.chat.pipeline.wire import (
+    GENERIC_ERROR_MESSAGE,
+    error_event,
+    store_unavailable_event,
+)
 from chatomon.django.audit.signals import send_chat_error
-from chatomon.django.service import chat_service, conversation_group, user_group
+from chatomon.django.persistence.connections import released
+from chatomon.django.service import available_service, conversation_group, user_group
 from chatomon.django.settings import chat_settings
 from chatomon.django.transports.admission import (
     Admitted,
@@ -74,6 +82,7 @@ __all__ = [
     "CLOSE_FORBIDDEN",
     "CLOSE_LOGGED_OUT",
     "CLOSE_STARTUP_FAILED",
+    "USER_UNAVAILABLE",
     "ChatConsumer",
 ]
 
@@ -82,6 +91,9 @@ logger = logging.getLogger(__name__)
 CLOSE_DISABLED = 4404
 CLOSE_FORBIDDEN = 4403
 CLOSE_STARTUP_FAILED = 1011
+USER_UNAVAILABLE = "chatomon.user_unavailable"
+"""The scope key where `chatomon.django.routing` leaves the database error of a handshake
+whose user could not be read (the user is then AnonymousUser)."""
 
 
 class ChatConsumer(AsyncWebsocketConsumer):
@@ -103,7 +115,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
         """Accept, then close at once with 4404 (chat disabled), 1011 (startup failure) or 4403.
 
         `enabled` is read from the cached settings on each connect, before the service is
-        built: a disabled chat builds no provider.
+        built: a disabled chat builds no provider. A provider that cannot be built closes
+        with 1011 (logged once: `available_service`). A database that cannot be reached
+        (reading the user at the handshake, or the session at admission) sends the
+        `chat_error` of HTTP's 503 (`reason: "store_unavailable"`), then closes with 1011.
         """
         await self.accept()
         self.state = SocketState()
@@ -120,9 +135,24 @@ class ChatConsumer(AsyncWebsocketConsumer):
             if not self.settings.enabled:
                 await self.close(code=CLOSE_DISABLED)
                 return
-            self.service = chat_service()
+            service = available_service(self.settings)
+            if service is None:
+                await self.close(code=CLOSE_STARTUP_FAILED)
+                return
+            self.service = service
             self.user = self.scope.get("user") or AnonymousUser()
-            allowed = await database_sync_to_async(self._admit)()
+            unreadable = self.scope.get(USER_UNAVAILABLE)
+            if isinstance(unreadable, Exception):
+                raise unreadable
+            # `released`: a connection the database closed while idle is replaced, as
+            # every store call's is, instead of failing the socket.
+            allowed = await database_sync_to_async(released)(self._admit)
+        except (OperationalError, InterfaceError) as error:
+            logger.error("chat socket refused: the database is unavailable: %s", error)
+            send_chat_error("chat_error", GENERIC_ERROR_MESSAGE, exception=error)
+            await self.send_event(store_unavailable_event())
+            await self.close(code=CLOSE_STARTUP_FAILED)
+            return
         except Exception as error:
             logger.exception("chat socket failed to start")
             send_chat_error("chat_error", "The chat socket failed to start.", exception=error)
