@@ -49,6 +49,7 @@ from chatomon.django.settings.atom import AtomSettings
 from chatomon.django.settings.model import ChatSettings
 from chatomon.django.settings.sections import AuditLevel, AuditSettings, RateLimitSettings
 from chatomon.errors import ChatConfigurationError, setting_label
+from chatomon.redaction import SENSITIVE_KEYS
 
 __all__ = [
     "DEFAULTS",
@@ -103,7 +104,7 @@ DEFAULTS: Mapping[str, Any] = MappingProxyType(
             "level": "off",
             "logger": None,
             "max_result_size": 4096,
-            "redact_fields": ["password", "secret", "token", "key", "credential"],
+            "redact_fields": list(SENSITIVE_KEYS),
         },
         "atom": {
             "name": "chat",

@@ -15,6 +15,7 @@ from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field, StrictB
 from pydantic.dataclasses import dataclass
 
 from chatomon._validation import Seconds, Text, invalid
+from chatomon.redaction import SENSITIVE_KEYS
 
 __all__ = [
     "SECTION",
@@ -148,8 +149,7 @@ class AuditSettings:
         default=4096, description="a whole number of at least 1"
     )
     redact_fields: Annotated[tuple[Text, ...], AfterValidator(_lowered)] = Field(
-        default=("password", "secret", "token", "key", "credential"),
-        description="a list of key terms",
+        default=SENSITIVE_KEYS, description="a list of key terms"
     )
 
     @property
