@@ -2,7 +2,8 @@
 
 The input and the preview pass the project's redaction rule (`chatomon.django.audit.rule`)
 before anything reads them: the queue, the history and the live updates show a password
-or token field as "[redacted]", as the audit trail does.
+or token field as "[redacted]", as the audit trail does. The before→after table is drawn
+by `chatomon.preview`, the one preview renderer the notebook's widget uses too.
 """
 
 from __future__ import annotations
@@ -12,24 +13,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.utils.safestring import SafeString, mark_safe
+
 from chatomon.django.audit.rule import current_redaction
 from chatomon.django.models import PendingConfirmation
+from chatomon.preview import ParsedPreview, PreviewRow, parse_preview, preview_html
 
 from .owners import owner_labels
 
 __all__ = ["ApprovalCard", "PreviewRow", "cards", "preview_rows"]
 
 MISSING = object()
-
-
-@dataclass(frozen=True)
-class PreviewRow:
-    """One field of the preview: its value before and after the write."""
-
-    field: str
-    before: Any
-    after: Any
-    has_before: bool
 
 
 @dataclass(frozen=True)
@@ -46,29 +40,25 @@ class ApprovalCard:
     decidable: bool  # staff approval, pending, not expired, and the viewer may decide
     input: Any  # the mutation input, redacted
     target_id: Any  # the preview's object id, when it names one
+    preview: ParsedPreview  # the redacted preview, read into rows
+
+    @property
+    def preview_html(self) -> SafeString:
+        """The before→after table (chatomon.preview escapes every value)."""
+        return mark_safe(  # noqa: S308 - preview_html escapes each value it writes
+            preview_html(
+                self.preview,
+                table_class="cc-table cc-preview",
+                muted_class="cc-muted",
+                extra_class="cc-json",
+            )
+        )
 
 
 def preview_rows(preview: Any) -> tuple[str, str | None, tuple[PreviewRow, ...], Any]:
-    """(action, manager, rows, rest) of a mutation preview (see chatomon.data.mutation_runs)."""
-    if not isinstance(preview, dict):
-        return "change", None, (), preview
-    action = str(preview.get("action", "change"))
-    manager = preview.get("manager")
-    if isinstance(preview.get("changes"), list):
-        rows = tuple(
-            PreviewRow(str(c.get("field")), c.get("before"), c.get("after"), has_before=True)
-            for c in preview["changes"]
-            if isinstance(c, dict)
-        )
-        rest = {k: v for k, v in preview.items() if k not in ("action", "manager", "changes")}
-    elif isinstance(preview.get("values"), dict):
-        rows = tuple(
-            PreviewRow(str(k), None, v, has_before=False) for k, v in preview["values"].items()
-        )
-        rest = {k: v for k, v in preview.items() if k not in ("action", "manager", "values")}
-    else:
-        rows, rest = (), {k: v for k, v in preview.items() if k not in ("action", "manager")}
-    return action, manager, rows, rest or None
+    """(action, manager, rows, rest) of a mutation preview (see chatomon.preview)."""
+    parsed = parse_preview(preview)
+    return parsed.action, parsed.manager, parsed.rows, parsed.rest
 
 
 def cards(
@@ -80,9 +70,7 @@ def cards(
     rule = current_redaction()
     result = []
     for confirmation in confirmations:
-        preview = rule.value(confirmation.preview)
-        action, manager, rows, extra = preview_rows(preview)
-        target_id = preview.get("id") if isinstance(preview, dict) else None
+        parsed = parse_preview(rule.value(confirmation.preview))
         expired = confirmation.status == "expired" or (
             confirmation.status == "pending" and confirmation.expires_at <= now
         )
@@ -97,14 +85,15 @@ def cards(
             ApprovalCard(
                 confirmation,
                 owner,
-                action,
-                manager,
-                rows,
-                extra,
+                parsed.action,
+                parsed.manager,
+                parsed.rows,
+                parsed.rest,
                 expired,
                 decidable,
                 input=rule.value(confirmation.input),
-                target_id=target_id,
+                target_id=parsed.target_id,
+                preview=parsed,
             )
         )
     return result

@@ -17,10 +17,13 @@ from traitlets import Dict, Float, HasTraits, Instance, List, Unicode
 
 from chatomon.schemas import TurnReport
 
-__all__ = ["BUSY", "ChatState"]
+__all__ = ["BUSY", "TOOL_WAITING", "ChatState"]
 
 BUSY = ("running", "awaiting_confirmation")
 """The statuses in which a new message cannot be sent."""
+
+TOOL_WAITING = "waiting for confirmation"
+"""The status of a tool entry whose call waits for a confirmation (not "running")."""
 
 
 class ChatState(HasTraits):
@@ -65,6 +68,7 @@ class ChatState(HasTraits):
             self._on_confirm_mutation(event)
         elif kind == "confirmation_resolved":
             self._update_confirmation(str(event.get("id")), str(event.get("status", "")))
+            self._set_waiting_tool(None, "running")
         elif kind == "done":
             self._on_done(event)
         elif kind == "error":
@@ -109,9 +113,26 @@ class ChatState(HasTraits):
     def _on_confirm_mutation(self, event: Mapping[str, Any]) -> None:
         self._flush()
         fields = _pick(event, "id", "call_id", "mutation", "input", "preview", "approver")
+        # The mutate call does not run while it waits: its entry says so. An Atom's
+        # confirmation id is the tool call's id; a ChatService event names it in call_id.
+        self._set_waiting_tool(str(event.get("call_id") or event.get("id")), TOOL_WAITING)
         self._add({"role": "confirmation", **fields, "status": "pending"})
         self.pending = dict(event)
         self.status = "awaiting_confirmation"
+
+    def _set_waiting_tool(self, call_id: str | None, status: str) -> None:
+        """Mark the tool entry of `call_id` (None: the one waiting) with `status`."""
+        entries = list(self.messages)
+        for index in range(len(entries) - 1, -1, -1):
+            entry = entries[index]
+            if entry.get("role") != "tool" or "result" in entry:
+                continue
+            if (call_id is None and entry.get("status") == TOOL_WAITING) or (
+                call_id is not None and str(entry.get("id")) == call_id
+            ):
+                entries[index] = {**entry, "status": status}
+                self.messages = entries
+                return
 
     def _update_confirmation(self, confirmation_id: str, status: str) -> None:
         self.messages = [

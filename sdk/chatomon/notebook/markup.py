@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 __all__ = [
+    "BADGE_COLOURS",
     "SCOPE",
     "STYLE",
     "Tone",
@@ -28,7 +29,9 @@ __all__ = [
     "format_ms",
     "md_escape",
     "md_table",
+    "plural",
     "preformatted",
+    "prose",
     "table",
     "tone_of",
     "value_text",
@@ -38,25 +41,71 @@ __all__ = [
 SCOPE = "chatomon-view"
 """The class of the element every rendering is wrapped in; the style sheet's scope."""
 
+_S = f".{SCOPE}.cm-scoped"
+# Two classes on the wrapper, and every rule starts with both: (0,2,x) beats the rendered-
+# output rules of JupyterLab (`.jp-RenderedHTMLCommon td`), classic Notebook
+# (`.rendered_html td`), VS Code and nbconvert's export, which right-align table cells,
+# stripe rows and give <pre> a background of its own. The scope keeps the rules off the
+# notebook around the rendering.
+
+BADGE_COLOURS: dict[str, dict[str, tuple[str, str]]] = {
+    "light": {
+        "ok": ("#116329", "#dafbe1"),
+        "bad": ("#a40e26", "#ffebe9"),
+        "notice": ("#7d4e00", "#fff8c5"),
+        "neutral": ("#424a53", "#eaeef2"),
+    },
+    "dark": {
+        "ok": ("#7ee787", "#0f2d1a"),
+        "bad": ("#ffa198", "#3c1618"),
+        "notice": ("#f2cc60", "#342a0e"),
+        "neutral": ("#d0d7de", "#2d333b"),
+    },
+}
+"""Each badge tone's (text, background) colours per theme; every pair is at WCAG AA
+(4.5:1 or more), on any page, since a badge draws its own background."""
+
+
+def _palette(theme: str) -> str:
+    return "; ".join(
+        f"--cm-{tone}-fg: {fg}; --cm-{tone}-bg: {bg}"
+        for tone, (fg, bg) in BADGE_COLOURS[theme].items()
+    )
+
+
 STYLE = f"""<style>
-.{SCOPE} {{font-family: system-ui, sans-serif; font-size: 13px; line-height: 1.45}}
-.{SCOPE} table {{border-collapse: collapse; margin: 4px 0}}
-.{SCOPE} th, .{SCOPE} td {{border-bottom: 1px solid #8884; padding: 2px 8px;
-  text-align: left; vertical-align: top}}
-.{SCOPE} th {{font-weight: 600}}
-.{SCOPE} details {{margin: 4px 0}}
-.{SCOPE} summary {{cursor: pointer; font-weight: 600}}
-.{SCOPE} pre {{white-space: pre-wrap; margin: 2px 0; font-size: 12px}}
-.{SCOPE} .cm-muted {{opacity: 0.7}}
-.{SCOPE} .cm-badge {{display: inline-block; padding: 0 6px; border-radius: 8px;
-  border: 1px solid currentColor; font-size: 11px; font-weight: 600}}
-.{SCOPE} .cm-ok {{color: #1a7f37}}
-.{SCOPE} .cm-bad {{color: #cf222e}}
-.{SCOPE} .cm-notice {{color: #9a6700}}
-.{SCOPE} .cm-neutral {{color: #57606a}}
-.{SCOPE} .cm-duration {{white-space: nowrap}}
-.{SCOPE} .cm-bar {{display: inline-block; height: 8px; min-width: 1px;
-  background: #6b8fd6; vertical-align: middle; margin-right: 4px}}
+{_S} {{{_palette("light")}; --cm-bar: #4a72c4}}
+@media (prefers-color-scheme: dark) {{ {_S} {{{_palette("dark")}; --cm-bar: #7d9fe0}} }}
+body[data-jp-theme-light="true"] {_S}, body.vscode-light {_S} {{{_palette("light")}}}
+body[data-jp-theme-light="false"] {_S}, body.vscode-dark {_S},
+body.vscode-high-contrast {_S} {{{_palette("dark")}; --cm-bar: #7d9fe0}}
+{_S} {{font-family: var(--jp-ui-font-family, system-ui, -apple-system, "Segoe UI", sans-serif);
+  font-size: 13px; line-height: 1.45; text-align: left}}
+{_S} table {{border-collapse: collapse; margin: 4px 0; table-layout: auto; width: auto}}
+{_S} caption {{text-align: left; font-weight: 600; padding: 2px 0}}
+{_S} th, {_S} td {{border: none; border-bottom: 1px solid var(--jp-border-color2, #8886);
+  padding: 2px 8px; text-align: left; vertical-align: top; white-space: normal}}
+{_S} th {{font-weight: 600}}
+{_S} tbody tr, {_S} tbody tr:nth-child(odd), {_S} tbody tr:nth-child(even),
+{_S} tbody tr:hover {{background: transparent}}
+{_S} details {{margin: 4px 0}}
+{_S} summary {{cursor: pointer; font-weight: 600}}
+{_S} pre {{white-space: pre-wrap; margin: 2px 0; padding: 0; font-size: 12px;
+  background: transparent; border: none;
+  font-family: var(--jp-code-font-family, ui-monospace, SFMono-Regular, Menlo, monospace)}}
+{_S} .cm-text {{white-space: pre-wrap; margin: 2px 0; font-family: inherit}}
+{_S} .cm-muted {{opacity: 0.75}}
+{_S} .cm-badge {{display: inline-block; padding: 0 6px; border-radius: 8px;
+  font-size: 11px; font-weight: 600; line-height: 1.5}}
+{_S} .cm-ok {{color: var(--cm-ok-fg); background: var(--cm-ok-bg)}}
+{_S} .cm-bad {{color: var(--cm-bad-fg); background: var(--cm-bad-bg)}}
+{_S} .cm-notice {{color: var(--cm-notice-fg); background: var(--cm-notice-bg)}}
+{_S} .cm-neutral {{color: var(--cm-neutral-fg); background: var(--cm-neutral-bg)}}
+{_S} .cm-duration {{white-space: nowrap}}
+{_S} .cm-bar {{display: inline-block; height: 8px; min-width: 1px;
+  background: var(--cm-bar); vertical-align: middle; margin-right: 4px}}
+{_S} del {{text-decoration: line-through; opacity: 0.8}}
+{_S} ins {{text-decoration: underline}}
 </style>"""
 """The scoped style sheet, included once per rendering."""
 
@@ -122,8 +171,18 @@ def details(summary: str, body: str, *, open: bool = False) -> str:
 
 
 def preformatted(text: object) -> str:
-    """`text` kept as written (line breaks, spaces), escaped."""
+    """`text` kept as written (line breaks, spaces), escaped, in the code font (for JSON)."""
     return f"<pre>{escape(text)}</pre>"
+
+
+def prose(text: object) -> str:
+    """Chat text, escaped: line breaks kept, in the proportional font of the page."""
+    return f'<div class="cm-text">{escape(text)}</div>'
+
+
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """`count` and the word, singular for one: "1 turn", "2 turns" ("2 matches": `words`)."""
+    return f"{count} {word if count == 1 else (words or word + 's')}"
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
@@ -135,7 +194,7 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
 
 def view(body: str) -> str:
     """A whole rendering: the scoped style sheet and `body` inside the scope element."""
-    return f'{STYLE}<div class="{SCOPE}">{body}</div>'
+    return f'{STYLE}<div class="{SCOPE} cm-scoped">{body}</div>'
 
 
 def value_text(value: Any) -> str:

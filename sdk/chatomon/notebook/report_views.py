@@ -20,6 +20,7 @@ from chatomon.notebook.markup import (
     md_escape,
     md_table,
     preformatted,
+    prose,
     table,
     view,
 )
@@ -76,7 +77,10 @@ def _captured_texts(result: OrbitalResult) -> str:
         )
         if text
     ]
-    return "".join(f"<div><b>{label}</b>{preformatted(text)}</div>" for label, text in shown)
+    return "".join(
+        f"<div><b>{label}</b>{preformatted(text) if label == 'annotations' else prose(text)}</div>"
+        for label, text in shown
+    )
 
 
 def _orbitals_table(results: Sequence[OrbitalResult]) -> str:
@@ -102,7 +106,7 @@ def _text_block(label: str, text: str | None, capture: str) -> str:
     if text is None:
         return f'<div class="cm-muted">{escape(label)}: not captured (capture={capture})</div>'
     shown = f"sha256 {text}" if capture == "hash" else text
-    return f"<div><b>{escape(label)}</b>{preformatted(shown)}</div>"
+    return f"<div><b>{escape(label)}</b>{prose(shown)}</div>"
 
 
 def _attempt_section(number: int, attempt: OutputAttempt, capture: str) -> str:
@@ -227,6 +231,7 @@ def turn_report_text(report: TurnReport) -> str:
     lines += [
         f"  {where:<10} {r.name:<24} {r.action:<8} {format_ms(r.duration_ms)}"
         + (f"  {r.error_type}" if r.error_type else "")
+        + (f" → on_error={r.error_policy}" if r.error_type and r.error_policy else "")
         for where, r in _all_results(report)
     ]
     if report.error_type:
@@ -262,7 +267,7 @@ def orbital_result_text(result: OrbitalResult) -> str:
 def chat_result_html(result: ChatResult) -> str:
     """A ChatResult as scoped HTML: the reply, then its report in a closed section."""
     action = badge(result.report.final_action)
-    reply = f"<div><b>Reply</b> {action}{preformatted(result.reply)}</div>"
+    reply = f"<div><b>Reply</b> {action}{prose(result.reply)}</div>"
     history = f'<div class="cm-muted">history: {len(result.history)} messages</div>'
     return view(reply + history + details("Turn report", report_body_html(result.report)))
 

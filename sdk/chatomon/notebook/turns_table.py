@@ -21,11 +21,20 @@ from typing import Any
 import ipywidgets  # type: ignore[import-untyped]
 from traitlets import Bool, Unicode
 
-from chatomon.notebook.markup import badge, details, duration_bar, escape, table, view
+from chatomon.notebook.markup import (
+    badge,
+    details,
+    duration_bar,
+    escape,
+    format_ms,
+    plural,
+    table,
+    view,
+)
 from chatomon.notebook.report_views import report_body_html
 from chatomon.schemas import TurnReport
 
-__all__ = ["ANY", "TurnsTable", "matching_reports", "show_turns"]
+__all__ = ["ANY", "TurnsTable", "matching_reports", "show_turns", "turns_html", "turns_text"]
 
 ANY = "(any)"
 """The filter value that lets every report through."""
@@ -77,8 +86,22 @@ def turns_html(reports: Sequence[TurnReport]) -> str:
     sections = "".join(
         details(f"Turn {escape(report.turn_id)}", report_body_html(report)) for report in reports
     )
-    caption = f"<div><b>{len(reports)} turns</b></div>"
+    caption = f"<div><b>{plural(len(reports), 'turn')}</b></div>"
     return view(caption + table(HEADERS, rows) + sections)
+
+
+def turns_text(reports: Sequence[TurnReport]) -> str:
+    """The reports as a plain-text table: one line per turn."""
+    if not reports:
+        return "No turn matches."
+    lines = [plural(len(reports), "turn")]
+    lines += [
+        f"  {report.started_at.isoformat(timespec='seconds')}  {report.atom_name:<16} "
+        f"{report.final_action + (' (escalated)' if report.escalated else ''):<24} "
+        f"{format_ms(report.duration_ms):>10}  {report.turn_id}"
+        for report in reports
+    ]
+    return "\n".join(lines)
 
 
 def _choices(values: Iterable[str]) -> list[str]:
@@ -134,6 +157,17 @@ class TurnsTable(ipywidgets.VBox):  # type: ignore[misc]
 
     def _render(self, _change: object = None) -> None:
         self._table.value = turns_html(self.visible)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
+        """The widget view, and beside it the table as filtered now (text/html, text/plain).
+
+        The static copy is what nbconvert, GitHub and a notebook without its kernel show.
+        """
+        bundle: dict[str, Any] | None = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:  # closed
+            return None
+        visible = self.visible
+        return {**bundle, "text/html": turns_html(visible), "text/plain": turns_text(visible)}
 
 
 def show_turns(reports: Iterable[TurnReport]) -> TurnsTable:

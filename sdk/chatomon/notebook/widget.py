@@ -14,8 +14,17 @@ widget.messages[-1]["text"], widget.reports[-1]
 ```
 
 Each turn runs as a task on the kernel's event loop, so the kernel keeps handling clicks
-(Approve, Reject, Stop) while it runs. Streamed text reaches `draft` in batches, at most
-one change per `flush_interval` seconds, not one per token. The state is in traitlets
+(Approve, Reject, Stop) while it runs. Enter in the input sends (ipywidgets' one-line
+`Text` reports Enter to the kernel; its `Textarea` reports no keys, so a Shift+Enter new
+line would need front-end code of its own, which this widget does not ship).
+
+Displayed, the widget also leaves a static copy in the output (`text/html` and
+`text/plain` beside the widget view): the status, the transcript, a pending confirmation
+and the last report as they were when the widget was displayed. nbconvert's HTML export,
+GitHub and a notebook opened without the widget's kernel show that copy.
+
+Streamed text reaches `draft` in batches, at most one change per `flush_interval`
+seconds, not one per token. The state is in traitlets
 (`status`, `draft`, `messages`, `pending`, `error`, `last_report`, `reports`); the
 panels observe them.
 """
@@ -29,7 +38,13 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets  # type: ignore[import-untyped]
 
 from chatomon.errors import TurnStateError
-from chatomon.notebook.chat_markup import confirmation_html, status_html, transcript_html
+from chatomon.notebook.chat_markup import (
+    confirmation_html,
+    confirmation_text,
+    status_html,
+    transcript_html,
+    transcript_text,
+)
 from chatomon.notebook.chat_state import BUSY, ChatState
 from chatomon.notebook.markup import details, view
 from chatomon.notebook.report_views import report_body_html
@@ -82,7 +97,7 @@ class ChatWidget(ChatState, ipywidgets.VBox):  # type: ignore[misc]
         self._confirm_row = ipywidgets.VBox(
             [self._confirm_text, ipywidgets.HBox([self._approve_button, self._reject_button])]
         )
-        self._input = ipywidgets.Text(placeholder="Message", layout={"width": "60%"})
+        self._input = ipywidgets.Text(placeholder="Message (Enter sends)", layout={"width": "60%"})
         self._send_button = ipywidgets.Button(description="Send", button_style="primary")
         self._stop_button = ipywidgets.Button(description="Stop", button_style="warning")
         self._report_panel = ipywidgets.HTML()
@@ -98,13 +113,16 @@ class ChatWidget(ChatState, ipywidgets.VBox):  # type: ignore[misc]
             **kwargs,
         )
         self.flush_interval = flush_interval
+        self._expiry_tick: asyncio.TimerHandle | None = None
         self._send_button.on_click(self._on_send_click)
+        # Enter in a Text input sends a "submit" message to its kernel-side widget.
+        self._input.on_msg(self._on_input_msg)
         self._stop_button.on_click(self._on_stop_click)
         self._approve_button.on_click(self._on_approve_click)
         self._reject_button.on_click(self._on_reject_click)
         self.observe(self._render_transcript, names=["messages", "draft"])
         self.observe(self._render_controls, names=["status", "pending", "error"])
-        self.observe(self._render_report, names=["last_report"])
+        self.observe(self._render_report, names=["last_report", "status"])
         self._render_transcript()
         self._render_controls()
         self._render_report()
@@ -228,6 +246,10 @@ class ChatWidget(ChatState, ipywidgets.VBox):  # type: ignore[misc]
             self._input.value = ""
             self.send(text)
 
+    def _on_input_msg(self, _widget: object, content: Any, _buffers: object = None) -> None:
+        if isinstance(content, dict) and content.get("event") == "submit":
+            self._on_send_click()
+
     def _on_stop_click(self, _button: object = None) -> None:
         if self.status in BUSY:
             self.stop()
@@ -250,15 +272,56 @@ class ChatWidget(ChatState, ipywidgets.VBox):  # type: ignore[misc]
 
     def _render_controls(self, _change: object = None) -> None:
         self._status_panel.value = status_html(self.status, self.error)
-        self._confirm_text.value = confirmation_html(self.pending, can_decide=self._can_decide())
+        self._render_confirmation()
         self._confirm_row.layout.display = "flex" if self.pending else "none"
         self._approve_button.disabled = self._reject_button.disabled = not self._can_decide()
         self._send_button.disabled = self.status in BUSY
         self._stop_button.disabled = self.status not in BUSY
 
+    def _render_confirmation(self) -> None:
+        self._confirm_text.value = confirmation_html(self.pending, can_decide=self._can_decide())
+        # "expires in 29 s" counts down once a second while the confirmation is pending.
+        if self._expiry_tick is not None:
+            self._expiry_tick.cancel()
+            self._expiry_tick = None
+        if self.pending.get("expires_at"):
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # rendered outside the kernel's loop: no countdown
+                return
+            self._expiry_tick = loop.call_later(1.0, self._render_confirmation)
+
     def _render_report(self, _change: object = None) -> None:
+        self._report_panel.value = self._report_html()
+
+    def _report_html(self) -> str:
+        # While a turn runs or waits, the last report is the previous turn's: not shown.
         report = self.last_report
-        if report is None:
-            self._report_panel.value = ""
-            return
-        self._report_panel.value = view(details("Last turn report", report_body_html(report)))
+        if report is None or self.status in BUSY:
+            return ""
+        return view(details("Last turn report", report_body_html(report)))
+
+    # The static copy --------------------------------------------------------------------
+
+    def static_html(self) -> str:
+        """The widget as it is now, as HTML without controls: the output's saved copy."""
+        parts = [status_html(self.status, self.error), transcript_html(self.messages, self.draft)]
+        if self.pending:
+            parts.append(confirmation_html(self.pending, can_decide=self._can_decide()))
+        parts.append(self._report_html())
+        return "".join(parts)
+
+    def static_text(self) -> str:
+        """The widget as it is now, as plain text (its repr in a text-only front end)."""
+        lines = [f"ChatWidget ({self.status.replace('_', ' ')})"]
+        lines.append(transcript_text(self.messages, self.draft))
+        if self.pending:
+            lines.append(confirmation_text(self.pending))
+        return "\n".join(lines)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
+        """The widget view, with the static copy as text/html and text/plain beside it."""
+        bundle: dict[str, Any] | None = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:  # closed
+            return None
+        return {**bundle, "text/html": self.static_html(), "text/plain": self.static_text()}
