@@ -3,7 +3,9 @@
 Conversation text is stored for the assistant's context whatever ``capture_content`` says,
 but that setting decides what the audit trail — and so the console — may show: the text
 of the messages only with ``"full"``; otherwise their kinds, tool names and a notice.
-Tool arguments pass the project's redaction rule (`chatomon.django.audit.rule`).
+A tool result is stored in the item's ``result`` (its ``content`` is empty), so that is
+what the page shows. Tool arguments and results pass the project's redaction rule
+(`chatomon.django.audit.rule`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ class ContextItem:
     tool_names: tuple[str, ...]
     tool_arguments: tuple[Any, ...]  # empty when withheld
     blocked: bool
+    result: Any = None  # a tool result's stored value, redacted (None when withheld)
+    has_result: bool = False  # whether `result` is shown (a tool result, content visible)
 
 
 def content_visible(turn: Turn) -> bool:
@@ -48,11 +52,15 @@ def turn_context(turn: Turn, *, limit: int = 12) -> list[ContextItem]:
 
 def _item(row: ChatMessage, visible: bool, rule: Redaction) -> ContextItem:
     calls = row.tool_calls or []
+    shows_result = visible and row.kind == "tool_result"
     return ContextItem(
         kind=row.kind,
-        text=(row.content if visible else None),
+        # A tool result has no text of its own: its value is `result`.
+        text=(row.content if visible and not shows_result else None),
         tool_names=tuple(str(c.get("name", "?")) for c in calls)
         or ((row.name,) if row.name else ()),
         tool_arguments=tuple(rule.value(c.get("arguments")) for c in calls) if visible else (),
         blocked=row.blocked,
+        result=rule.value(row.result) if shows_result else None,
+        has_result=shows_result,
     )

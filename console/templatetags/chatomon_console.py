@@ -51,9 +51,13 @@ def pretty_json(value: Any) -> str:
 
 @register.filter
 def milliseconds(value: Any) -> str:
-    """A duration in ms, rounded for reading ("—" when unknown)."""
+    """A duration in ms, rounded for reading ("—" when unknown); minutes and hours past 60 s."""
     if not isinstance(value, int | float):
         return "—"
+    if value >= 60_000:
+        minutes, seconds = divmod(round(value / 1000), 60)
+        hours, minutes = divmod(minutes, 60)
+        return f"{hours} h {minutes} min" if hours else f"{minutes} min {seconds} s"
     return f"{value / 1000:.2f} s" if value >= 1000 else f"{value:.0f} ms"
 
 

@@ -13,7 +13,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 
 from chatomon.django.audit.rule import current_redaction
-from chatomon.django.models import PendingConfirmation, Turn
+from chatomon.django.models import Turn
 
 from ..access import VIEW_TURNS, staff_view
 from ..exports import csv_response, jsonl_response
@@ -22,6 +22,7 @@ from ..timeline import waterfall
 from ..turn_context import content_visible, turn_context
 from ..turn_filters import TurnFilterForm, filtered_turns
 from ..turn_rows import EXPORT_COLUMNS, export_rows, rows_of
+from ..turn_waits import turn_waits
 
 __all__ = ["turn_detail", "turn_export", "turn_list", "turn_report_download"]
 
@@ -39,7 +40,7 @@ def turn_list(request: HttpRequest) -> HttpResponse:
 
 @staff_view(VIEW_TURNS)
 def turn_detail(request: HttpRequest, turn_id: str) -> HttpResponse:
-    """One turn: its context, chains, attempts, waterfall, usage and raw report."""
+    """One turn: its context, chains, attempts, waits, waterfall, usage and raw report."""
     turn = get_object_or_404(Turn.objects.select_related("conversation"), pk=turn_id)
     report = current_redaction().value(turn.report or {})
     context = {
@@ -49,7 +50,7 @@ def turn_detail(request: HttpRequest, turn_id: str) -> HttpResponse:
         "context_items": turn_context(turn),
         "content_visible": content_visible(turn),
         "waterfall": waterfall(report),
-        "confirmations": PendingConfirmation.objects.filter(turn_id=turn.id).order_by("created_at"),
+        "waits": turn_waits(turn, report),
     }
     return render_screen(request, "chatomon_console/turns/detail.html", context, partial="detail")
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 
+import pytest
+
 # mypy knows the console as the folder `console`; the installed app is chatomon.console.
 waterfall = importlib.import_module("chatomon.console.timeline").waterfall
 
@@ -57,3 +59,47 @@ def test_a_report_without_steps_gets_the_derived_nucleus_share() -> None:
         ("nucleus · attempt 1", 8.0, True),
     ]
     assert chart.derived
+
+
+def test_a_wait_is_a_gap_after_the_step_that_asked_and_later_bars_move_past_it() -> None:
+    report = {
+        "duration_ms": 40.0,
+        "input": [],
+        "steps": [
+            {"kind": "provider_round", "name": "P", "started_ms": 0.0, "duration_ms": 10.0},
+            {"kind": "tool_call", "name": "mutate", "started_ms": 10.0, "duration_ms": 5.0,
+             "status": "waiting"},
+            {"kind": "provider_round", "name": "P", "started_ms": 15.0, "duration_ms": 25.0},
+        ],
+        "pauses": [{"mutation": "renameMaterial", "approver": "staff",
+                    "waited_seconds": 125.0, "outcome": "approved"}],
+        "output": [],
+    }  # fmt: skip
+    chart = waterfall(report)
+    rows = [(b.label, b.kind, b.start_ms, b.duration_ms) for b in chart.bars]
+    assert rows == [
+        ("model · P", "nucleus", 0.0, 10.0),
+        ("tool · mutate (waiting)", "tool", 10.0, 5.0),
+        ("wait · renameMaterial (approved)", "wait", 15.0, 125_000.0),
+        ("model · P", "nucleus", 15.0, 25.0),
+    ]
+    asked, wait, resumed = chart.bars[1], chart.bars[2], chart.bars[3]
+    # The active timeline keeps its scale (the 125 s wait does not squeeze it) ...
+    assert chart.total_ms == 40.0 and asked.width == pytest.approx(5.0 * 520 / 40.0)
+    # ... and the wait is a fixed gap the resumed round starts after.
+    assert wait.x == pytest.approx(asked.end_x) and wait.width == 48
+    assert resumed.x == pytest.approx(wait.end_x)
+
+
+def test_a_turn_the_input_chain_blocked_draws_no_nucleus_bar() -> None:
+    blocked = {
+        "duration_ms": 30.0,
+        "final_action": "blocked",
+        "input": [{"name": "pii", "action": "block", "duration_ms": 4.0}],
+        "output": [],
+    }
+    assert [(b.label, b.kind) for b in waterfall(blocked).bars] == [
+        ("input · pii (block)", "input")
+    ]
+    aborted = {**blocked, "final_action": "aborted", "input": [ORBITAL]}
+    assert [b.kind for b in waterfall(aborted).bars] == ["input", "nucleus"]

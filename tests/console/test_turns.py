@@ -179,3 +179,35 @@ def test_report_download(staff_client, turns):
 
 def test_unknown_turn_is_404(staff_client, db):
     assert staff_client.get("/console/turns/nope/").status_code == 404
+
+
+def test_detail_shows_tool_results_redacted_when_fully_captured(staff_client, db):
+    turn = make_turn(conversation(), capture_content="full")
+    rows = [
+        {"kind": "tool_calls", "tool_calls": [
+            {"id": "c1", "name": "query", "arguments": {"manager": "PartManager"}}]},
+        {"kind": "tool_result", "call_id": "c1", "name": "query",
+         "result": {"data": [{"number": "P-4711", "password": "hunter2"}]}},
+    ]  # fmt: skip
+    for position, fields in enumerate(rows):
+        ChatMessage.objects.create(
+            conversation_id=turn.conversation_id, position=position, created_at=NOW, **fields
+        )
+    html = staff_client.get(f"/console/turns/{turn.id}/").content.decode()
+    result = html[html.index('class="cc-tool-result"') :]
+    assert "P-4711" in result and "hunter2" not in html and "[redacted]" in result
+
+
+def test_detail_withholds_tool_results_unless_fully_captured(staff_client, db):
+    turn = make_turn(conversation(), capture_content="hash")
+    ChatMessage.objects.create(
+        conversation_id=turn.conversation_id, position=0, kind="tool_result", call_id="c1",
+        name="query", result={"data": [{"number": "P-4711"}]}, created_at=NOW,
+    )  # fmt: skip
+    html = staff_client.get(f"/console/turns/{turn.id}/").content.decode()
+    assert "P-4711" not in html and 'class="cc-tool-result"' not in html
+
+
+def test_a_blocked_turn_page_draws_no_nucleus_bar(staff_client, turns):
+    html = staff_client.get(f"/console/turns/{turns['blocked']}/").content.decode()
+    assert "cc-bar--input" in html and "cc-bar--nucleus" not in html
