@@ -11,6 +11,8 @@ turn resumed after a confirmation reads the message that started it):
   round after its result (the resumed turn, once the confirmation is decided);
 - `hang first`: sends nothing for longer than its `timeout_seconds` (1 s);
 - `hang midway`: one chunk, then nothing for longer than its `stream_timeout_seconds` (1 s);
+- `unstorable output`: answers `UNSTORABLE_CHUNKS`, text no store can keep (a NUL, an
+  unpaired surrogate);
 - anything else: "Echo: <text>".
 
 `RaisingProvider` cannot be built (its constructor raises, naming a secret);
@@ -40,6 +42,7 @@ from chatomon.schemas import TokenUsage
 SECRET = "sk-live-fault-0000"
 HANG_SECONDS = 30.0
 USAGE = TokenUsage(input_tokens=1, output_tokens=1)
+UNSTORABLE_CHUNKS = ("A NUL \x00 and ", "a lone \ud800 surrogate")
 
 
 class FaultProvider(BaseLLMProvider):
@@ -84,6 +87,11 @@ class FaultProvider(BaseLLMProvider):
             raise ProviderUnavailableError(f"connection reset ({SECRET})", provider=self.name)
         if asked == "hang first":
             await asyncio.sleep(HANG_SECONDS)
+        if asked == "unstorable output":
+            for chunk in UNSTORABLE_CHUNKS:
+                yield TextChunkEvent(content=chunk)
+            yield DoneEvent(usage=USAGE)
+            return
         if asked == "hang midway":
             yield TextChunkEvent(content="Partial ")
             await asyncio.sleep(HANG_SECONDS)

@@ -4,7 +4,9 @@ Every caller of a provider (the provider nucleus, the tool loop, summaries) goes
 `run_completion`, so a custom provider gets the same guarantees as a built-in one:
 the first event arrives within `timeout_seconds`, later events within
 `stream_timeout_seconds`, exactly one DoneEvent ends the stream, tool-call arguments are
-mappings. Anything else is a ProviderError with a stable `public_reason`.
+mappings. Anything else is a ProviderError with a stable `public_reason`. Text no store
+can keep (NUL, an unpaired surrogate) is replaced with U+FFFD here, where every model
+text enters chatomon (`chatomon.chat.store.storable`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
 from chatomon._engine.closing import close_stream
+from chatomon.chat.store.storable import storable
 from chatomon.errors import ProviderProtocolError, ProviderTimeoutError
 from chatomon.providers.base import (
     ChatEvent,
@@ -95,7 +98,10 @@ async def run_completion(
 
 
 def _checked(event: Any, label: str) -> ChatEvent:
-    if isinstance(event, TextChunkEvent | DoneEvent):
+    if isinstance(event, TextChunkEvent):
+        kept = storable(event.content) if isinstance(event.content, str) else event.content
+        return event if kept is event.content else TextChunkEvent(kept)
+    if isinstance(event, DoneEvent):
         return event
     if isinstance(event, ToolCallEvent):
         if not isinstance(event.args, Mapping):

@@ -3,12 +3,17 @@ r"""Text a store can keep: no NUL character, no unpaired surrogate.
 A Python `str` holds any code point, but not every store takes every one: PostgreSQL's
 text type refuses U+0000, and an unpaired surrogate (U+D800 to U+DFFF alone, which JSON
 lets a client send as `"\ud800"`) has no UTF-8 encoding, so neither SQLite nor an event
-stream can write it. Text that arrives from outside is checked here once, before a turn
-opens, so that nothing is stored half.
+stream can write it. Text that arrives from a client is checked here once, before a turn
+opens, so that nothing is stored half (`unstorable`: the transports refuse it with
+`bad_message`). Text that arrives from a model cannot be refused (the user asked nothing
+wrong): every provider event's text is made storable as it enters chatomon
+(`chatomon.providers.contract`), each such character replaced with U+FFFD, so the user
+sees the answer, it is stored, and the turn completes (`storable`).
 
 ```python
 unstorable("fine") is None
 unstorable("a\x00b")  # Unstorable(position=1, code_point=0)
+storable("a\x00b")    # "a\ufffdb"
 ```
 """
 
@@ -17,9 +22,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Unstorable", "unstorable"]
+__all__ = ["REPLACEMENT", "Unstorable", "storable", "unstorable"]
 
 _UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
+
+REPLACEMENT = "\ufffd"
+"""What stands in place of a character no store can keep (Unicode's replacement character)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,3 +67,25 @@ def unstorable(text: str) -> Unstorable | None:
     if found is None:
         return None
     return Unstorable(found.start(), ord(found.group()))
+
+
+def storable(text: str) -> str:
+    r"""`text` with each NUL and each unpaired surrogate replaced by U+FFFD.
+
+    Two surrogate code points that form a pair are joined into the one character they
+    encode, as a UTF-16 decoder would. Text with nothing to replace is returned as is.
+
+    Examples:
+        >>> storable("a\x00b\ud800c")
+        'a\ufffdb\ufffdc'
+        >>> storable("\ud83d\ude00")
+        '\U0001f600'
+        >>> storable("fine") == "fine"
+        True
+    """
+    if _UNSTORABLE.search(text) is None:
+        return text
+    # UTF-16 keeps every surrogate through `surrogatepass`; decoding it back joins the
+    # pairs and replaces each unpaired one.
+    joined = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return joined.replace("\x00", REPLACEMENT)

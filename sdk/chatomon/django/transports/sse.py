@@ -31,6 +31,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 
 from chatomon.chat.pipeline.wire import GENERIC_ERROR_MESSAGE, error_event
+from chatomon.chat.store.storable import storable
 from chatomon.django.audit.signals import send_chat_error
 from chatomon.django.transports.expiry import through_expiry
 from chatomon.django.transports.http import ChatEndpoint
@@ -53,14 +54,20 @@ _END = object()
 
 
 def frame(event: Mapping[str, Any]) -> bytes:
-    r"""One event as an SSE frame.
+    r"""One event as an SSE frame, whatever text it holds.
+
+    JSON escapes a NUL, but writes an unpaired surrogate as it is, which has no UTF-8
+    encoding: it is replaced with U+FFFD (`storable`) rather than raising and cutting the
+    stream with no terminal event.
 
     Examples:
         >>> frame({"type": "done"})
         b'data: {"type":"done"}\n\n'
+        >>> frame({"content": "a\ud800"})
+        b'data: {"content":"a\xef\xbf\xbd"}\n\n'
     """
     body = json.dumps(event, separators=(",", ":"), ensure_ascii=False, default=str)
-    return b"data: " + body.encode() + b"\n\n"
+    return b"data: " + storable(body).encode() + b"\n\n"
 
 
 async def _produce(events: AsyncIterator[dict[str, Any]], queue: asyncio.Queue[Any]) -> None:
