@@ -1,5 +1,7 @@
 """The example notebooks: stripped of outputs in git, and each run top to bottom in a real
-Jupyter kernel (nbclient + ipykernel), where a failing cell fails the test."""
+Jupyter kernel (nbclient + ipykernel), where a failing cell fails the test; then exported to
+HTML with nbconvert, as a reader without the kernel (or GitHub) sees them: the widgets'
+static copies stand in for the widget views, and nothing leaks a repr or a log line."""
 
 from __future__ import annotations
 
@@ -9,9 +11,27 @@ from typing import Any
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from nbconvert import HTMLExporter
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 NAMES = ["01-quickstart.ipynb", "02-guardrails.ipynb", "03-data-chat.ipynb"]
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+# What each notebook's exported HTML shows only through the widgets' static copies (the
+# ChatWidget transcript, show_turns' table) or the reports of expected outcomes.
+EXPORTED = {
+    "01-quickstart.ipynb": ["Is Acme cheaper?", "<b>4 turns</b>", "Last turn report"],
+    "02-guardrails.ipynb": ["<b>4 turns</b>", "TimeoutError → on_error=allow"],
+    "03-data-chat.ipynb": [
+        "Rename Steel to Iron",
+        "<del>Steel</del>",
+        "<ins>Iron</ins>",
+        "expires in",
+        "waiting for confirmation",
+    ],
+}
+# What a widget without a static copy, or a log line, leaves in an export.
+LEAKS = ["children=(", "Layout(", "&lt;style&gt;", "Error displaying widget"]
 
 
 def read(name: str) -> Any:
@@ -49,6 +69,27 @@ def test_the_notebook_runs_in_a_kernel(name: str) -> None:
     assert errors == []
     shown = [o for cell in code for o in cell.outputs if o.output_type == "execute_result"]
     # The objects a cell ends with display richly: scoped HTML plus the text fallbacks.
-    rich = [o for o in shown if "text/html" in o.data and "chatomon-view" in o.data["text/html"]]
+    rich = [
+        o
+        for o in shown
+        if "chatomon-view" in o.data.get("text/html", "") and WIDGET_VIEW not in o.data
+    ]
     assert rich
     assert all("text/markdown" in o.data and "text/plain" in o.data for o in rich)
+    # The library's logger stays quiet: expected outcomes are shown by the reports.
+    streams = [o for cell in code for o in cell.outputs if o.output_type == "stream"]
+    assert [o.text for o in streams if o.name == "stderr"] == []
+    # Each widget view has its static copy beside it, for readers without the kernel.
+    views = [o for cell in code for o in cell.outputs if WIDGET_VIEW in o.get("data", {})]
+    assert views
+    for output in views:
+        assert "chatomon-view" in output.data["text/html"]
+        assert "<style>" not in output.data["text/plain"]
+    # Exported as a notebook saved without widget state (JupyterLab's default), opened on
+    # GitHub, or after its kernel stopped: nbconvert skips the widget views it cannot draw.
+    notebook.metadata.pop("widgets", None)
+    html, _ = HTMLExporter().from_notebook_node(notebook)  # type: ignore[no-untyped-call]
+    for expected in EXPORTED[name]:
+        assert expected in html, expected
+    for leak in LEAKS:
+        assert leak not in html, leak
