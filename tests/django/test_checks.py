@@ -272,6 +272,56 @@ def test_w003_is_silent_where_the_receive_outlasts_its_block(layers) -> None:
         assert chat_checks() == []
 
 
+POSTGRESQL = {"ENGINE": "django.db.backends.postgresql", "NAME": "chatomon"}
+# The W004 tests change DATABASES for the check to read; no connection is made to them.
+ONLY_READ = pytest.mark.filterwarnings("ignore:Overriding setting DATABASES:UserWarning")
+
+
+def databases(**entry: Any) -> dict[str, Any]:
+    """DATABASES with the test run's own default and an `other` PostgreSQL entry."""
+    from django.conf import settings  # noqa: PLC0415
+
+    return {"default": settings.DATABASES["default"], "other": {**POSTGRESQL, **entry}}
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"CONN_MAX_AGE": 600},
+        {"CONN_MAX_AGE": None},
+        {"OPTIONS": {"pool": True}},
+        {"OPTIONS": {"pool": {"min_size": 2}}, "CONN_HEALTH_CHECKS": False},
+        {"ENGINE": "django.contrib.gis.db.backends.postgis", "CONN_MAX_AGE": 60},
+    ],
+    ids=["persistent", "forever", "pool", "pool-dict", "postgis"],
+)
+@ONLY_READ
+def test_w004_kept_postgresql_connections_without_health_checks(entry) -> None:
+    with override_settings(DATABASES=databases(**entry), CACHES=REDIS_CACHE):
+        message = only(chat_checks(), "chatomon.W004")
+    assert message.level < 40
+    assert "DATABASES['other']" in message.msg
+    assert "CONN_HEALTH_CHECKS" in str(message.hint)
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {},
+        {"CONN_MAX_AGE": 0},
+        {"CONN_MAX_AGE": 600, "CONN_HEALTH_CHECKS": True},
+        {"OPTIONS": {"pool": True}, "CONN_HEALTH_CHECKS": True},
+        {"OPTIONS": {"pool": False}},
+        {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:", "CONN_MAX_AGE": 600},
+    ],
+    ids=["default", "zero", "persistent-checked", "pool-checked", "no-pool", "sqlite"],
+)
+@ONLY_READ
+def test_w004_is_silent_for_checked_short_lived_or_other_connections(entry) -> None:
+    with override_settings(DATABASES=databases(**entry), CACHES=REDIS_CACHE):
+        assert chat_checks() == []
+
+
 PROFILES = {
     "local": {"provider": f"{HERE}.QuietProvider", "trust_group": "local"},
 }

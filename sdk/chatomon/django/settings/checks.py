@@ -14,6 +14,7 @@
 | chatomon.W001   | in-memory channel layer while more than one worker serves chat      |
 | chatomon.W002   | local-memory cache while more than one worker serves chat           |
 | chatomon.W003   | a Redis channel layer whose client times out its blocking receive   |
+| chatomon.W004   | PostgreSQL connections kept (CONN_MAX_AGE, a pool) but not health-checked |
 
 "More than one worker" is `CHATOMON["workers"]`, else the WEB_CONCURRENCY environment
 variable (read by gunicorn and uvicorn), else 1.
@@ -24,6 +25,15 @@ Redis read of `brpop_timeout` seconds (5); redis-py 8 gives every connection a d
 chatomon's sockets survive that (`transports.layer` retries), but each retry reconnects and a
 message popped as the client gave up is lost. Fixed by giving the layer's hosts a longer
 `socket_timeout` (the README's CHANNEL_LAYERS does: 10 s), or None.
+
+W004: a connection kept between requests (`CONN_MAX_AGE` other than 0) or lent by Django's
+psycopg pool (`"OPTIONS": {"pool": ...}`) looks healthy to Django after the database closed
+it while idle (a restart, a failover, an idle timeout), until a query fails on it. chatomon's
+own paths replace such a connection (`chatomon.django.persistence.connections.released`:
+the store, the chat views' checks, the WebSocket handshake), but every other read does
+not: the console, the admin and the project's own views answer HTTP 500 on it, once per
+dead connection. `CONN_HEALTH_CHECKS = True` makes Django check a connection before it
+reuses one (one round trip per request).
 
 E009 stands until planned turns exist: without it `planned.enabled: True` would be accepted
 and every turn would quietly run the tool loop. It is one function, `_planned_errors`.
@@ -79,6 +89,7 @@ def check_chat(app_configs: Iterable[AppConfig] | None = None, **_: Any) -> list
         messages += _registry_errors(settings)
         messages += _deployment_warnings(settings)
         messages += _layer_timeout_warnings()
+        messages += _connection_health_warnings()
     return messages
 
 
@@ -306,6 +317,48 @@ def _layer_timeout_warnings() -> list[CheckMessage]:
                 )
             )
     return warnings
+
+
+def _connection_health_warnings() -> list[CheckMessage]:
+    """W004 for each PostgreSQL database whose kept or pooled connections go unchecked."""
+    warnings: list[CheckMessage] = []
+    databases = getattr(django_settings, "DATABASES", {}) or {}
+    for alias, database in databases.items():
+        if not isinstance(database, Mapping) or database.get("CONN_HEALTH_CHECKS"):
+            continue
+        kept = database.get("CONN_MAX_AGE", 0) != 0
+        pooled = bool((database.get("OPTIONS") or {}).get("pool"))
+        if not (kept or pooled) or not _is_postgresql(database.get("ENGINE")):
+            continue
+        how = "pooled" if pooled else f"kept for CONN_MAX_AGE = {database.get('CONN_MAX_AGE')}"
+        warnings.append(
+            Warning(
+                f"DATABASES[{alias!r}]: PostgreSQL connections are {how} without "
+                "CONN_HEALTH_CHECKS: after the database closes an idle one (a restart, a "
+                "failover, an idle timeout), the next request that reads on it fails",
+                hint=f"Set DATABASES[{alias!r}]['CONN_HEALTH_CHECKS'] = True. chatomon's chat "
+                "replaces such a connection itself (the store, the chat views, the WebSocket "
+                "handshake); the console, the admin and the project's other views answer "
+                "HTTP 500 on it.",
+                id="chatomon.W004",
+            )
+        )
+    return warnings
+
+
+def _is_postgresql(engine: Any) -> bool:
+    """Whether the backend at `engine` (a DATABASES ENGINE) is PostgreSQL's, or one built on it.
+
+    Asked of its `base.DatabaseWrapper`, the class Django loads from every ENGINE; by the
+    name when it cannot be loaded here (no driver, no GDAL: Django reports that itself).
+    """
+    if not isinstance(engine, str):
+        return False
+    try:
+        wrapper = import_string(f"{engine}.base.DatabaseWrapper")
+    except Exception:  # noqa: BLE001 - ImportError, or ImproperlyConfigured from its set-up
+        return engine.endswith((".postgresql", ".postgis"))
+    return getattr(wrapper, "vendor", None) == "postgresql"
 
 
 def _blocking_receive_seconds(backend: Any) -> float | None:
