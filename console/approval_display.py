@@ -44,13 +44,22 @@ class ApprovalCard:
 
     @property
     def preview_html(self) -> SafeString:
-        """The before→after table (chatomon.preview escapes every value)."""
+        """The before→after table, then the rest of the preview (chatomon.preview)."""
+        return self._preview(with_rest=True)
+
+    @property
+    def preview_table_html(self) -> SafeString:
+        """The before→after table alone; the template shows `extra` itself."""
+        return self._preview(with_rest=False)
+
+    def _preview(self, *, with_rest: bool) -> SafeString:
         return mark_safe(  # noqa: S308 - preview_html escapes each value it writes
             preview_html(
                 self.preview,
                 table_class="cc-table cc-preview",
                 muted_class="cc-muted",
                 extra_class="cc-json",
+                with_rest=with_rest,
             )
         )
 

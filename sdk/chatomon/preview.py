@@ -123,11 +123,13 @@ def preview_html(
     table_class: str = "",
     muted_class: str = "",
     extra_class: str = "",
+    with_rest: bool = True,
 ) -> str:
     """The preview as a Field / Before / After table, then the rest of it as JSON.
 
     Every value is escaped here. The class arguments let each surface style the table with
-    its own style sheet (the console's `cc-` classes, the notebook's `cm-` ones).
+    its own style sheet (the console's `cc-` classes, the notebook's `cm-` ones);
+    `with_rest=False` leaves the rest out, for a surface that shows it elsewhere.
     """
     parsed = preview if isinstance(preview, ParsedPreview) else parse_preview(preview)
     muted = f' class="{html.escape(muted_class)}"' if muted_class else ""
@@ -145,7 +147,7 @@ def preview_html(
         '<thead><tr><th scope="col">Field</th><th scope="col">Before</th>'
         f'<th scope="col">After</th></tr></thead><tbody>{body}</tbody></table>'
     )
-    if parsed.rest:
+    if parsed.rest and with_rest:
         extra_attr = f' class="{html.escape(extra_class)}"' if extra_class else ""
         pretty = json.dumps(parsed.rest, indent=2, sort_keys=True, default=str)
         markup += f"<pre{extra_attr}>{html.escape(pretty)}</pre>"

@@ -103,7 +103,7 @@ def test_the_preview_renderer_draws_before_and_after_and_escapes() -> None:
 def test_the_console_draws_its_approvals_with_the_sdk_renderer() -> None:
     # One renderer: the console's card template no longer draws rows itself.
     card = (ROOT / "templates/chatomon_console/approvals/card.html").read_text()
-    assert "{{ card.preview_html }}" in card and "<del>" not in card
+    assert "{{ card.preview_" in card and "<del>" not in card and "card.rows" not in card
     display = (ROOT / "console/approval_display.py").read_text()
     assert "from chatomon.preview import" in display and "<del>" not in display
 

@@ -41,6 +41,7 @@ from chatomon.errors import TurnStateError
 from chatomon.notebook.chat_markup import (
     confirmation_html,
     confirmation_text,
+    expires_in,
     status_html,
     transcript_html,
     transcript_text,
@@ -284,7 +285,7 @@ class ChatWidget(ChatState, ipywidgets.VBox):  # type: ignore[misc]
         if self._expiry_tick is not None:
             self._expiry_tick.cancel()
             self._expiry_tick = None
-        if self.pending.get("expires_at"):
+        if expires_in(self.pending.get("expires_at")).startswith("expires in"):
             try:
                 loop = asyncio.get_running_loop()
             except RuntimeError:  # rendered outside the kernel's loop: no countdown
