@@ -159,10 +159,20 @@ def expires_in(expires_at: object, now: datetime | None = None) -> str:
     return f"expires in {hours} h" + (f" {minutes} min" if minutes else "")
 
 
+def _expiry(expires_at: object, now: datetime | None) -> str:
+    """The relative expiry, and the clock time it means (a saved copy stays true)."""
+    relative = expires_in(expires_at, now)
+    if not relative.startswith("expires in"):
+        return relative
+    when = datetime.fromisoformat(str(expires_at))
+    when = (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone(UTC)
+    return f"{relative} (at {when:%H:%M:%S} UTC)"
+
+
 def _heading(pending: Mapping[str, Any], *, can_decide: bool, now: datetime | None) -> str:
     approver = str(pending.get("approver", "client"))
     waits = "" if can_decide else " (waits for a staff member)"
-    expiry = expires_in(pending.get("expires_at"), now)
+    expiry = _expiry(pending.get("expires_at"), now)
     facts = " · ".join(part for part in (f"approver: {approver}", expiry) if part)
     return (
         f"<div><b>Confirm {escape(pending.get('mutation', ''))}</b>{escape(waits)} "
@@ -198,7 +208,7 @@ def confirmation_text(pending: Mapping[str, Any], now: datetime | None = None) -
     """The pending confirmation as text: the mutation, its expiry and its preview."""
     if not pending:
         return ""
-    expiry = expires_in(pending.get("expires_at"), now)
+    expiry = _expiry(pending.get("expires_at"), now)
     heading = f"Confirm {pending.get('mutation', '')}" + (f" ({expiry})" if expiry else "")
     preview = pending.get("preview")
     if preview is None:

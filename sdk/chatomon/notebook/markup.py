@@ -82,7 +82,8 @@ body.vscode-high-contrast {_S} {{{_palette("dark")}; --cm-bar: #7d9fe0}}
 {_S} {{font-family: var(--jp-ui-font-family, system-ui, -apple-system, "Segoe UI", sans-serif);
   font-size: 13px; line-height: 1.45; text-align: left}}
 {_S} table {{border-collapse: collapse; margin: 4px 0; table-layout: auto; width: auto}}
-{_S} caption {{text-align: left; font-weight: 600; padding: 2px 0}}
+{_S} caption {{text-align: left; font-weight: 600; padding: 2px 0; white-space: nowrap}}
+{_S} .cm-nowrap {{white-space: nowrap}}
 {_S} th, {_S} td {{border: none; border-bottom: 1px solid var(--jp-border-color2, #8886);
   padding: 2px 8px; text-align: left; vertical-align: top; white-space: normal}}
 {_S} th {{font-weight: 600}}

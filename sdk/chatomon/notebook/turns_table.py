@@ -73,7 +73,9 @@ def turns_html(reports: Sequence[TurnReport]) -> str:
     longest = max(report.duration_ms for report in reports)
     rows = [
         [
-            escape(report.started_at.isoformat(timespec="seconds")),
+            '<span class="cm-nowrap">'
+            + escape(report.started_at.isoformat(sep=" ", timespec="seconds"))
+            + "</span>",
             escape(report.atom_name),
             badge(report.final_action) + (" " + badge("escalated") if report.escalated else ""),
             duration_bar(report.duration_ms, longest),
