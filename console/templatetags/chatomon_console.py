@@ -11,16 +11,21 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from ..approval_queries import pending_staff_count
+from ..approval_rights import approve_refusal
+from ..people import display_name_of_user, name_of
 
 __all__ = [
     "action_badge",
+    "approval_refusal",
     "badge_html",
     "compact_json",
     "milliseconds",
     "pending_badge",
     "pending_badge_oob",
+    "person",
     "pretty_json",
     "register",
+    "user_name",
 ]
 
 register = template.Library()
@@ -77,3 +82,28 @@ def pending_badge_oob(count: int) -> SafeString:
 def compact_json(value: Any) -> str:
     """One-line JSON of a value, for table cells."""
     return json.dumps(value, sort_keys=True, default=str)
+
+
+@register.simple_tag(takes_context=True)
+def person(context: template.Context, label: str | None) -> str:
+    """A stored person label (``user:1``, a username ...) as the console names people.
+
+    Uses the view's ``people`` mapping (`people.display_names` of the page) when it has
+    the label, so a list names everyone in one query.
+    """
+    return name_of(context.get("people"), label)
+
+
+@register.simple_tag(takes_context=True)
+def approval_refusal(context: template.Context, confirmation: Any) -> str:
+    """Why the viewing user may not approve `confirmation` ("" when they may)."""
+    user = context.get("user")
+    if user is None:
+        return "You may not decide approvals."
+    return approve_refusal(user, confirmation) or ""
+
+
+@register.filter
+def user_name(user: Any) -> str:
+    """A user object's display name (`people.display_name_of_user`)."""
+    return display_name_of_user(user)

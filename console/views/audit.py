@@ -13,6 +13,7 @@ from chatomon.django.models import AuditEvent
 from ..access import VIEW_AUDIT, staff_view
 from ..audit_queries import AuditFilterForm, Cursor, audit_events, audit_page
 from ..exports import csv_response, jsonl_response
+from ..people import display_names
 from ..rendering import render_screen
 
 __all__ = ["audit_detail", "audit_export", "audit_list"]
@@ -30,6 +31,7 @@ def audit_list(request: HttpRequest) -> HttpResponse:
         "page": page,
         "next_after": page.next_cursor.encode() if page.next_cursor else None,
         "first_page": not request.GET.get("after"),
+        "people": display_names(event.actor for event in page.events),
     }
     return render_screen(request, "chatomon_console/audit/list.html", context, partial="results")
 

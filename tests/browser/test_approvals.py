@@ -55,6 +55,13 @@ def test_a_users_request_appears_live_staff_approve_and_the_turn_continues(new_p
 
     card.get_by_role("button", name="Approve").click()
     expect(staff.locator("#cc-approval-queue .cc-approval", has_text="P-1001")).to_have_count(0)
+    # The decided card stays, with its outcome and the resumed turn, after the live refresh
+    # (the badge comes back down in the same pushed update that re-renders the queue).
+    expect(staff.get_by_role("navigation", name="Console")).to_contain_text(f"{before} pending")
+    decided = staff.locator("#cc-approval-decisions .cc-approval", has_text="P-1001")
+    expect(decided.get_by_role("status")).to_contain_text("Approved by staff")
+    expect(decided.get_by_role("link", name="open the resumed turn")).to_be_visible()
+    screenshot(staff, "approvals-decided")
 
     expect(user.locator(".chatomon-note").last).to_have_text("Decision: approved by staff")
     expect(user.locator(".chatomon-assistant").last).to_have_text(

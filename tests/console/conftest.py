@@ -19,8 +19,9 @@ from chatomon.django.models import Conversation, PendingConfirmation, Turn
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 ALL_AREAS = (
     "view_dashboard", "use_chat", "view_approvals", "decide_confirmation", "view_turns",
-    "review_escalation", "view_audit",
+    "review_escalation", "view_audit", "approve_mutation",
 )  # fmt: skip
+"""Every console area, and chatomon.approve_mutation (approving a staff approval)."""
 
 
 @pytest.fixture(autouse=True)
@@ -33,7 +34,9 @@ def _close_worker_connections() -> Iterator[None]:
 def make_user(username: str, *, staff: bool = True, perms: tuple[str, ...] = ALL_AREAS) -> User:
     user = User.objects.create_user(username, password="pw", is_staff=staff)
     user.user_permissions.set(
-        Permission.objects.filter(content_type__app_label="chatomon_console", codename__in=perms)
+        Permission.objects.filter(
+            content_type__app_label__in=("chatomon_console", "chatomon"), codename__in=perms
+        )
     )
     return user
 

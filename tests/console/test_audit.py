@@ -134,10 +134,26 @@ def test_pages_stay_one_indexed_query_at_100k_events(staff_client):
             audit = [q["sql"] for q in page.captured_queries if "chatomon_auditevent" in q["sql"]]
             assert len(audit) == 1, query
             assert "COUNT(" not in audit[0].upper() and "OFFSET" not in audit[0].upper()
-            assert len(page.captured_queries) == len(first.captured_queries) <= 6
+            # Session, user, permissions ..., the page, and one naming the page's actors.
+            assert len(page.captured_queries) == len(first.captured_queries) <= 7
             plan = explain(audit[0])
             if connection.vendor == "postgresql":
                 assert "Index Scan" in plan or "Index Only Scan" in plan, (query, plan)
             else:
                 assert "USING INDEX chatomon_audit_" in plan, (query, plan)
                 assert "TEMP B-TREE" not in plan, (query, plan)
+
+
+def test_actors_are_shown_by_display_name(staff_client):
+    ada = User.objects.create_user("ada", first_name="Ada", last_name="Lovelace")
+    for n in range(3):
+        AuditEvent.objects.create(
+            created_at=T0 + timedelta(seconds=n), type="message_received",
+            actor=f"user:{ada.pk}", payload={},
+        )  # fmt: skip
+    AuditEvent.objects.create(created_at=T0, type="message_received", actor="user:999", payload={})
+    html = staff_client.get("/console/audit/").content.decode()
+    assert html.count(">Ada Lovelace</a>") == 3 and ">user #999</a>" in html
+    assert f'href="?actor=user%3A{ada.pk}"' in html  # the filter link keeps the stored actor
+    detail = AuditEvent.objects.filter(actor=f"user:{ada.pk}").first()
+    assert "Ada Lovelace" in staff_client.get(f"/console/audit/{detail.pk}/").content.decode()

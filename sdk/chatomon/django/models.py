@@ -151,11 +151,15 @@ class PendingConfirmation(models.Model):
     )
 
     class Meta:
-        """Indexes for the store's queries."""
+        """Indexes for the store's queries; the permission a staff approval needs."""
 
         indexes: ClassVar[list[Any]] = [
             models.Index(fields=["status", "expires_at"], name="chatomon_confirm_due"),
             models.Index(fields=["turn_id"], name="chatomon_confirm_turn"),
+        ]
+        # The staff console requires it to approve (not to reject) a staff approval.
+        permissions: ClassVar[list[tuple[str, str]]] = [
+            ("approve_mutation", "Can approve a mutation waiting for staff approval")
         ]
 
     def __str__(self) -> str:
