@@ -12,6 +12,10 @@ are set. Issue 19:
 - item 5: Redis unreachable: the socket chats on (its own turns need no layer), degraded,
   and the outage is logged once.
 - item 9: a logout in one process closes the user's sockets in the other with 4401.
+- Redis back after an outage (cut through `tests.reliability.faults.TcpProxy` while a
+  socket waits for a staff approval, then restored, with its data kept or lost as a
+  restart without persistence loses it): the socket rejoins its groups, and the approval
+  decided in the other process reaches it.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed
 
+from chatomon.django.service import conversation_group
 from chatomon.django.transports.logout import CLOSE_LOGGED_OUT
 from tests.asgi_app.servers import (
     AsgiServer,
@@ -40,6 +45,7 @@ from tests.asgi_app.servers import (
     server_environment,
 )
 from tests.ledger import Ledger
+from tests.reliability.faults import TcpProxy, proxied_url, target_of
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("DATABASE_URL", "").startswith("postgres")
@@ -250,3 +256,93 @@ async def test_a_logout_in_one_process_closes_the_users_sockets_in_the_other(pai
     ledger.running("logout (Redis layer) server", count=int(status == "running"))
     assert codes == [CLOSE_LOGGED_OUT, CLOSE_LOGGED_OUT]
     assert status == "aborted"
+
+
+@pytest.fixture(scope="module")
+def behind_proxy(
+    database: str, tmp_path_factory: Any
+) -> Iterator[tuple[str, TcpProxy, AsgiServer, AsgiServer]]:
+    """A process reaching Redis through a proxy the test cuts, and one reaching it directly.
+
+    Both share one key prefix (returned first): the same cache, the same channel layer.
+    """
+    redis_url = os.environ["REDIS_URL"]
+    env = environment(database)
+    log = tmp_path_factory.mktemp("redis-back") / "asking.log"
+    with TcpProxy(target_of(redis_url)) as proxy:
+        asking = AsgiServer({**env, "REDIS_URL": proxied_url(redis_url, proxy)}, log=log)
+        deciding = AsgiServer(env)
+        try:
+            asking.start()
+            deciding.start()
+            yield env["CHATOMON_TEST_PREFIX"], proxy, asking, deciding
+        finally:
+            asking.stop()
+            deciding.stop()
+
+
+def forget_everything(prefix: str) -> int:
+    """Delete every Redis key of `prefix`, as a Redis restarted without persistence would."""
+    import redis  # noqa: PLC0415
+
+    with redis.Redis.from_url(os.environ["REDIS_URL"]) as client:
+        keys = list(client.scan_iter(match=f"{prefix}*"))
+        return int(client.delete(*keys)) if keys else 0
+
+
+def group_size(group_key: str) -> int:
+    """How many channels the channel layer holds in a group (asked of Redis directly)."""
+    import redis  # noqa: PLC0415
+
+    with redis.Redis.from_url(os.environ["REDIS_URL"]) as client:
+        return int(client.zcard(group_key))
+
+
+async def until_rejoined(group_key: str, wait: float = 45) -> bool:
+    """Whether the group has a member again within `wait` seconds (the back-off's pace)."""
+    for _ in range(int(wait / 0.25)):
+        if await asyncio.to_thread(group_size, group_key) > 0:
+            return True
+        await asyncio.sleep(0.25)
+    return False
+
+
+@pytest.mark.parametrize("data", ["kept", "lost"])
+async def test_a_socket_rejoins_its_groups_when_redis_comes_back(
+    behind_proxy, data: str, ledger: Ledger
+):
+    prefix, proxy, asking, deciding = behind_proxy
+    visitor = Visitor()
+    await visitor.log_in(asking, f"rejoin-{uuid4().hex[:6]}")
+    async with httpx.AsyncClient(base_url=deciding.url) as client:
+        part = (await client.post("/test/seed/")).json()["id"]
+    async with visitor.socket(asking) as socket:
+        text = f'mutate updatePartCost {{"part_id": {part}, "unit_cost": "5.00"}}'
+        waiting = (await chat(socket, text))[-1]
+        assert waiting["type"] == "confirm_mutation" and waiting["approver"] == "staff"
+        group_key = f"{prefix}:group:{conversation_group(waiting['conversation_id'])}"
+        proxy.cut()
+        silent = await stays_silent(socket, 4)  # the socket's layer receive fails meanwhile
+        if data == "lost":
+            assert await asyncio.to_thread(forget_everything, prefix) > 0
+        proxy.restore()
+        rejoined = await until_rejoined(group_key)
+        received: list[dict[str, Any]] = []
+        if rejoined:
+            async with httpx.AsyncClient(base_url=deciding.url, timeout=30) as staff:
+                decision = {"confirmation_id": waiting["id"], "confirmed": True}
+                await staff.post("/test/staff/decide/", json=decision)
+            received = await receive_until_terminal(socket, 30)
+    survived = silent and rejoined and received[-1]["type"] == "done"
+    ledger.fault(
+        f"Redis cut and restored (data {data}): a staff approval reaches the socket",
+        survived=survived,
+    )
+    assert silent, f"the socket closed during the outage: {socket.close_code}"
+    assert rejoined, "the socket did not rejoin its conversation's group"
+    assert [e["type"] for e in received] == [
+        "confirmation_resolved",
+        "tool_result",
+        "text_chunk",
+        "done",
+    ]
