@@ -113,8 +113,12 @@ class LayerReceiver:
                     await asyncio.sleep(self.backoff)
                 else:
                     self.backoff = 0.0  # it answered until then: a client timeout
-                # Groups joined (or lost) during the outage take effect from now on.
-                await self.rejoin()
+                # Groups joined (or lost) during the outage take effect from now on. Not
+                # receiving before they do: a receive that came back while the rejoin
+                # failed would wait on the restored layer for groups it is not in.
+                while not await self.rejoin():
+                    self.backoff = min(MAX_BACKOFF_SECONDS, max(0.5, 2 * self.backoff))
+                    await asyncio.sleep(self.backoff)
                 continue
             OUTAGE.recovered()
             self.backoff = 0.0
