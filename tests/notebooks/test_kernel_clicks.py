@@ -51,3 +51,34 @@ def test_a_click_message_approves_the_waiting_confirmation() -> None:
         client.kc.shell_channel.send(message)
         client.execute_cell(notebook.cells[1], 1)
     assert printed(notebook.cells[1]).strip() == "idle ['Iron'] Renamed."
+
+
+SHOWN_FIRST = """
+from chatomon import Atom
+from chatomon.notebook import ChatWidget
+
+widget = ChatWidget(Atom("echo", nucleus=lambda m, g: "Echo: " + m[-1].content))
+widget
+"""
+
+CHATTED = """
+widget.send("<i>hello</i>")
+await widget.wait()
+"""
+
+
+def test_the_saved_copy_of_a_widget_shown_first_follows_the_conversation() -> None:
+    # A widget is displayed, then used: the output a notebook saves must hold the turns,
+    # not the empty panel of the moment it was displayed.
+    cells = [new_code_cell(SHOWN_FIRST), new_code_cell(CHATTED)]  # type: ignore[no-untyped-call]
+    notebook = new_notebook(cells=cells)  # type: ignore[no-untyped-call]
+    client = NotebookClient(
+        notebook, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(ROOT)}}
+    )
+    client.execute()
+    (output,) = notebook.cells[0].outputs
+    assert "application/vnd.jupyter.widget-view+json" in output.data
+    assert "&lt;i&gt;hello&lt;/i&gt;" in output.data["text/html"]
+    assert "Echo: &lt;i&gt;hello&lt;/i&gt;" in output.data["text/html"]
+    assert "You: <i>hello</i>" in output.data["text/plain"]
+    assert "No messages yet" not in output.data["text/plain"]

@@ -22,12 +22,13 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 EXPORTED = {
     "01-quickstart.ipynb": ["Is Acme cheaper?", "<b>4 turns</b>", "Last turn report"],
     "02-guardrails.ipynb": ["<b>4 turns</b>", "TimeoutError → on_error=allow"],
+    # The widget was shown waiting; its copy followed the approval in the next cell.
     "03-data-chat.ipynb": [
         "Rename Steel to Iron",
         "<del>Steel</del>",
         "<ins>Iron</ins>",
-        "expires in",
-        "waiting for confirmation",
+        ">approved</span>",
+        "Steel is now called Iron.",
     ],
 }
 # What a widget without a static copy, or a log line, leaves in an export.

@@ -20,8 +20,9 @@ line would need front-end code of its own, which this widget does not ship).
 
 Displayed, the widget also leaves a static copy in the output (`text/html` and
 `text/plain` beside the widget view): the status, the transcript, a pending confirmation
-and the last report as they were when the widget was displayed. nbconvert's HTML export,
-GitHub and a notebook opened without the widget's kernel show that copy.
+and the last report. The copy is updated in place (IPython display id) whenever a turn
+settles, so a notebook saved later holds the conversation; nbconvert's HTML export, GitHub
+and a notebook opened without the widget's kernel show that copy.
 
 Streamed text reaches `draft` in batches, at most one change per `flush_interval`
 seconds, not one per token. The state is in traitlets
@@ -124,6 +125,8 @@ class ChatWidget(ChatState, ipywidgets.VBox):  # type: ignore[misc]
         self.observe(self._render_transcript, names=["messages", "draft"])
         self.observe(self._render_controls, names=["status", "pending", "error"])
         self.observe(self._render_report, names=["last_report", "status"])
+        self._displays: list[Any] = []  # IPython DisplayHandles of this widget's outputs
+        self.observe(self._refresh_static_copies, names=["status"])
         self._render_transcript()
         self._render_controls()
         self._render_report()
@@ -319,6 +322,28 @@ class ChatWidget(ChatState, ipywidgets.VBox):  # type: ignore[misc]
         if self.pending:
             lines.append(confirmation_text(self.pending))
         return "\n".join(lines)
+
+    def _ipython_display_(self) -> None:
+        """Display the widget with its static copy, under a display id.
+
+        When a turn settles (answered, failed, stopped, or waiting for a confirmation) the
+        copy is updated in place, so the notebook saved afterwards holds the conversation.
+        """
+        from IPython.display import display  # noqa: PLC0415 - only inside IPython
+
+        bundle = self._repr_mimebundle_()
+        if bundle is not None:
+            handle = display(bundle, raw=True, display_id=True)  # type: ignore[no-untyped-call]
+            self._displays.append(handle)
+
+    def _refresh_static_copies(self, change: Any) -> None:
+        if change["new"] == "running" or not self._displays:
+            return
+        bundle = self._repr_mimebundle_()
+        if bundle is None:
+            return
+        for handle in self._displays:
+            handle.update(bundle, raw=True)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
         """The widget view, with the static copy as text/html and text/plain beside it."""
