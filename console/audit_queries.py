@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, get_args
 
 from django import forms
 from django.contrib.auth import get_user_model
@@ -18,6 +18,7 @@ from django.db.models import Q, QuerySet, TextField
 from django.db.models.functions import Cast
 from django.utils.dateparse import parse_datetime
 
+from chatomon.chat.pipeline.activity import ActivityKind
 from chatomon.django.models import AuditEvent
 
 from .converters import BIGINT_MAX
@@ -25,12 +26,16 @@ from .converters import BIGINT_MAX
 __all__ = ["AuditFilterForm", "AuditPage", "Cursor", "audit_events", "audit_page"]
 
 PAGE_SIZE = 50
+TYPES: tuple[str, ...] = get_args(ActivityKind)
+"""The event types the audit listener writes: one per activity kind."""
 
 
 class AuditFilterForm(forms.Form):
     """Filters of the audit trail; all optional, all in the query string."""
 
-    type = forms.CharField(required=False, max_length=40, label="Type")
+    type = forms.ChoiceField(
+        required=False, label="Type", choices=[("", "any"), *((t, t) for t in TYPES)]
+    )
     actor = forms.CharField(
         required=False,
         max_length=200,

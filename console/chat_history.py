@@ -3,6 +3,9 @@
 Tool arguments, results and confirmation previews pass the project's redaction rule
 (`chatomon.django.audit.rule`), as the streamed events do: a password the staff member
 typed is not shown back.
+
+A conversation without a stored title is named by the first words of its first message,
+when the atom captures content in full (``capture_content="full"``); otherwise by its date.
 """
 
 from __future__ import annotations
@@ -11,10 +14,16 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
+from django.db.models import OuterRef, Subquery
+from django.db.models.functions import Left
+
 from chatomon.django.audit.rule import current_redaction
 from chatomon.django.models import ChatMessage, Conversation, PendingConfirmation
 from chatomon.django.service import owner_for
+from chatomon.django.settings import chat_settings
 from chatomon.redaction import Redaction
+
+from .previews import first_words
 
 __all__ = [
     "ChatEntry",
@@ -59,10 +68,22 @@ class PendingView:
 
 
 def conversations_of(user: Any) -> list[Conversation]:
-    """The user's conversations, most recently updated first."""
+    """The user's conversations, most recently updated first, each with a `title`."""
     owner = owner_for(user, None)
     mine = Conversation.objects.filter(owner_kind=owner.kind, owner_key=owner.key)
-    return list(mine.order_by("-updated_at")[:100])
+    full = chat_settings().atom.capture_content == "full"
+    if full:
+        first = ChatMessage.objects.filter(
+            conversation=OuterRef("pk"), kind="user", blocked=False
+        ).order_by("position")
+        # Only the head of the text: a title needs a few words, not a pasted document.
+        head = first.annotate(head=Left("content", 200)).values("head")[:1]
+        mine = mine.annotate(first_message=Subquery(head))
+    rows = list(mine.order_by("-updated_at")[:100])
+    for row in rows:
+        if not row.title and full:
+            row.title = first_words(getattr(row, "first_message", None))
+    return rows
 
 
 def owned_conversation(user: Any, conversation_id: UUID) -> Conversation | None:

@@ -23,6 +23,7 @@ __all__ = ["FINAL_ACTIONS", "SORTS", "TurnFilterForm", "filtered_turns"]
 
 FINAL_ACTIONS: tuple[str, ...] = get_args(FinalAction)
 YES_NO = [("", "any"), ("yes", "yes"), ("no", "no")]
+DEFAULT_SORT = "newest"
 SORTS: Mapping[str, tuple[str, Any]] = {
     "newest": ("newest first", F("started_at").desc()),
     "oldest": ("oldest first", F("started_at").asc()),
@@ -53,8 +54,11 @@ class TurnFilterForm(forms.Form):
     user = forms.CharField(required=False, label="User (username)", max_length=150)
     conversation = forms.UUIDField(required=False, label="Conversation id")
     min_duration_ms = forms.IntegerField(required=False, min_value=0, label="Min duration (ms)")
+    # The default order is the empty choice, so an unsorted view's URL carries no sort.
     sort = forms.ChoiceField(
-        required=False, label="Sort", choices=[(k, v[0]) for k, v in SORTS.items()]
+        required=False,
+        label="Sort",
+        choices=[("" if k == DEFAULT_SORT else k, v[0]) for k, v in SORTS.items()],
     )
 
 
@@ -95,7 +99,7 @@ def filtered_turns(form: TurnFilterForm) -> QuerySet[Turn]:
     # value does not drop every other filter.
     form.is_valid()
     data = form.cleaned_data
-    order = SORTS[data.get("sort") or "newest"][1]
+    order = SORTS[data.get("sort") or DEFAULT_SORT][1]
     return (
         Turn.objects.filter(conditions(data)).select_related("conversation").order_by(order, "-pk")
     )

@@ -1,6 +1,9 @@
 """Turns as rows: what the list shows and what the exports write, from one definition.
 
-Exported reports pass the redaction rule (`chatomon.django.audit.rule`).
+Exported reports pass the redaction rule (`chatomon.django.audit.rule`). A turn waiting
+for a decision has no report yet: its atom and its usage so far come from the snapshot
+stored with its pending confirmation. The list previews what was asked and answered
+within ``capture_content`` (`previews`).
 """
 
 from __future__ import annotations
@@ -11,9 +14,10 @@ from typing import Any
 from django.db.models import QuerySet
 
 from chatomon.django.audit.rule import current_redaction
-from chatomon.django.models import Turn
+from chatomon.django.models import PendingConfirmation, Turn
 
 from .owners import owner_labels
+from .previews import report_previews
 
 __all__ = ["EXPORT_COLUMNS", "export_rows", "rows_of", "turn_row"]
 
@@ -46,11 +50,52 @@ def turn_row(turn: Turn, owners: dict[str, str]) -> dict[str, Any]:
     }
 
 
+def waiting_details(turns: Iterable[Turn]) -> dict[str, dict[str, Any]]:
+    """Turn id → atom_name, input_tokens, output_tokens of turns that have no report yet.
+
+    Read from the snapshot each suspended turn stored with its confirmation, in one query.
+    """
+    ids = [t.id for t in turns if not (t.report or {}).get("atom_name")]
+    if not ids:
+        return {}
+    details: dict[str, dict[str, Any]] = {}
+    snapshots = (
+        PendingConfirmation.objects.filter(turn_id__in=ids)
+        .order_by("created_at")  # the latest snapshot of a turn wins
+        .values_list("turn_id", "state__snapshot__atom", "state__snapshot__usage")
+    )
+    for turn_id, atom, stored_usage in snapshots:
+        usage = stored_usage if isinstance(stored_usage, dict) else {}
+        details[turn_id] = {
+            "atom_name": atom if isinstance(atom, str) else None,
+            "input_tokens": int(usage.get("input_tokens") or 0),
+            "output_tokens": int(usage.get("output_tokens") or 0),
+        }
+    return details
+
+
+def _filled(row: dict[str, Any], waiting: dict[str, Any] | None) -> dict[str, Any]:
+    if waiting is None:
+        return row
+    return {
+        **row,
+        "atom_name": row["atom_name"] or waiting["atom_name"],
+        "input_tokens": row["input_tokens"] or waiting["input_tokens"],
+        "output_tokens": row["output_tokens"] or waiting["output_tokens"],
+    }
+
+
 def rows_of(turns: Iterable[Turn]) -> list[dict[str, Any]]:
-    """Rows of a page of turns, naming their owners in one query."""
+    """Rows of a page of turns with their previews, owners and waiting turns in one query each."""
     turns = list(turns)
     owners = owner_labels(t.conversation for t in turns)
-    return [{**turn_row(t, owners), "turn": t} for t in turns]
+    waiting = waiting_details(turns)
+    rows = []
+    for turn in turns:
+        asked, answered = report_previews(turn.report or {})
+        row = _filled(turn_row(turn, owners), waiting.get(turn.id))
+        rows.append({**row, "turn": turn, "asked": asked, "answered": answered})
+    return rows
 
 
 def export_rows(turns: QuerySet[Turn], *, with_report: bool) -> Iterator[dict[str, Any]]:
@@ -66,9 +111,10 @@ def export_rows(turns: QuerySet[Turn], *, with_report: bool) -> Iterator[dict[st
 
 def _export_chunk(turns: list[Turn], with_report: bool) -> Iterator[dict[str, Any]]:
     owners = owner_labels(t.conversation for t in turns)
+    waiting = waiting_details(turns)
     rule = current_redaction()
     for turn in turns:
-        row = turn_row(turn, owners)
+        row = _filled(turn_row(turn, owners), waiting.get(turn.id))
         if with_report:
             row["report"] = rule.value(turn.report)
         yield row

@@ -21,7 +21,7 @@ from ..approval_queries import HistoryFilterForm, history, queue
 from ..approval_rights import approve_refusal
 from ..decisions import decide
 from ..people import display_names
-from ..rendering import render_screen, wants_fragment
+from ..rendering import render_screen, wants_fragment, without_empty_filters
 
 __all__ = ["approval_decide", "approval_history", "approval_queue"]
 
@@ -48,6 +48,8 @@ def approval_queue(request: HttpRequest) -> HttpResponse:
 @staff_view(VIEW_APPROVALS)
 def approval_history(request: HttpRequest) -> HttpResponse:
     """Decided confirmations, filtered by status, decider, mutation and time."""
+    if (cleaned := without_empty_filters(request)) is not None:
+        return cleaned
     form = HistoryFilterForm(request.GET)
     page = Paginator(history(form), PAGE_SIZE).get_page(request.GET.get("page"))
     shown = cards(page.object_list, now=timezone.now(), may_decide=False)

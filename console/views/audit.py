@@ -14,7 +14,7 @@ from ..access import VIEW_AUDIT, staff_view
 from ..audit_queries import AuditFilterForm, Cursor, audit_events, audit_page
 from ..exports import csv_response, jsonl_response
 from ..people import display_names
-from ..rendering import render_screen
+from ..rendering import render_screen, without_empty_filters
 
 __all__ = ["audit_detail", "audit_export", "audit_list"]
 
@@ -24,6 +24,8 @@ COLUMNS = ("id", "created_at", "type", "actor", "conversation", "turn", "payload
 @staff_view(VIEW_AUDIT)
 def audit_list(request: HttpRequest) -> HttpResponse:
     """One keyset page of the filtered events."""
+    if (cleaned := without_empty_filters(request)) is not None:
+        return cleaned
     form = AuditFilterForm(request.GET)
     page = audit_page(form, Cursor.decode(request.GET.get("after")))
     context = {

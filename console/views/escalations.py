@@ -14,7 +14,7 @@ from chatomon.django.models import Turn
 from ..access import REVIEW_ESCALATION, VIEW_TURNS, may, staff_view
 from ..escalation_queries import escalated_turns
 from ..models import EscalationReview
-from ..rendering import render_screen, wants_fragment
+from ..rendering import render_screen, wants_fragment, without_empty_filters
 from ..turn_rows import rows_of
 
 __all__ = ["escalation_list", "escalation_review"]
@@ -40,6 +40,8 @@ class ReviewForm(forms.Form):
 @staff_view(VIEW_TURNS)
 def escalation_list(request: HttpRequest) -> HttpResponse:
     """The escalations in the chosen state, with their review and actions."""
+    if (cleaned := without_empty_filters(request)) is not None:
+        return cleaned
     form = EscalationFilterForm(request.GET)
     form.is_valid()
     state = form.cleaned_data.get("state") or "open"

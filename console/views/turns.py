@@ -17,7 +17,7 @@ from chatomon.django.models import Turn
 
 from ..access import VIEW_TURNS, staff_view
 from ..exports import csv_response, jsonl_response
-from ..rendering import render_screen
+from ..rendering import render_screen, without_empty_filters
 from ..timeline import waterfall
 from ..turn_context import content_visible, turn_context
 from ..turn_filters import TurnFilterForm, filtered_turns
@@ -32,6 +32,8 @@ PAGE_SIZE = 25
 @staff_view(VIEW_TURNS)
 def turn_list(request: HttpRequest) -> HttpResponse:
     """The filtered, sorted, paginated list of turns."""
+    if (cleaned := without_empty_filters(request)) is not None:
+        return cleaned
     form = TurnFilterForm(request.GET)
     page = Paginator(filtered_turns(form), PAGE_SIZE).get_page(request.GET.get("page"))
     context = {"form": form, "page": page, "rows": rows_of(page.object_list)}

@@ -23,6 +23,16 @@
   setInterval(tick, 1000);
   document.addEventListener("DOMContentLoaded", tick);
 
+  /* Filter forms: leave empty fields out of the request, so the pushed URL holds only the filters set. */
+  document.addEventListener("htmx:configRequest", function (event) {
+    var form = event.detail.elt;
+    if (!form.matches || !form.matches("form.cc-filters")) return;
+    var params = event.detail.parameters;
+    Array.from(event.detail.formData.keys()).forEach(function (name) {
+      if (event.detail.formData.getAll(name).every(function (value) { return value === ""; })) delete params[name];
+    });
+  });
+
   /* Chat: post the form asking for text/event-stream and render events as they arrive. */
   function el(tag, cls, text) {
     var node = document.createElement(tag);

@@ -7,6 +7,7 @@ filters, the way a staff member would.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from pathlib import Path
 from typing import Any
@@ -38,8 +39,11 @@ def test_a_users_turn_report_opens_from_the_filtered_turn_list(new_page) -> None
     expect(staff.get_by_role("heading", level=1)).to_contain_text("Turn")
     for section in ("Conversation context", "Timeline", "Input chain", "Raw report"):
         expect(staff.get_by_role("heading", name=section)).to_be_visible()
+    # The tool results the turn got are shown (they were always blank).
+    expect(staff.locator(".cc-tool-result pre").first).to_contain_text('"data"')
     staff.get_by_text("Report JSON", exact=True).click()
-    expect(staff.locator("details pre.cc-json")).to_contain_text('"final_action"')
+    report_json = staff.locator("details", has_text="Report JSON").locator("pre")
+    expect(report_json).to_contain_text('"final_action"')
     screenshot(staff, "turn-detail")
 
     with staff.expect_download() as download:
@@ -52,7 +56,8 @@ def test_the_audit_list_filters_by_type_and_payload(new_page) -> None:
     marker = chat_once(new_page)
     staff = new_page()
     log_in(staff, STAFF, "/console/audit/")
-    apply_filter(staff, "Type", "message_received", "type")
+    staff.get_by_label("Type").select_option("message_received")  # applied on change
+    expect(staff).to_have_url(re.compile(r"/console/audit/\?type=message_received$"))
     badges = staff.locator("#cc-audit-results tbody .cc-badge")
     expect(badges.first).to_have_text("message_received")
     assert set(badges.all_text_contents()) == {"message_received"}
@@ -92,3 +97,25 @@ def test_a_blocked_prompt_injection_is_found_by_the_orbital_that_stopped_it(new_
     chain = staff.locator("table", has_text="prompt_injection_guard").first
     expect(chain).to_contain_text("prompt_injection")
     screenshot(staff, "turn-detail-blocked")
+
+
+def test_every_filter_change_lands_in_the_url_without_empty_parameters(new_page) -> None:
+    marker = chat_once(new_page)
+    staff = new_page()
+    log_in(staff, STAFF, "/console/turns/")
+    staff.get_by_label("Final action").select_option("answered")
+    expect(staff).to_have_url(re.compile(r"/console/turns/\?final_action=answered$"))
+    staff.get_by_label("User (username)").fill("alice")
+    staff.get_by_label("User (username)").press("Tab")  # a text field applies on change
+    expect(staff).to_have_url(re.compile(r"/console/turns/\?final_action=answered&user=alice$"))
+    expect(staff.locator("#cc-turn-results tbody tr").first).to_contain_text("alice")
+    # The address is a link to this view: opened elsewhere, it shows the same filters.
+    shared = new_page()
+    log_in(shared, STAFF, "/console/turns/")
+    shared.goto(staff.url)
+    expect(shared.get_by_label("Final action")).to_have_value("answered")
+    expect(shared.locator("#cc-turn-results tbody tr").first).to_contain_text("alice")
+    # Clearing a field drops its parameter instead of leaving it empty.
+    staff.get_by_label("Final action").select_option("")
+    expect(staff).to_have_url(re.compile(r"/console/turns/\?user=alice$"))
+    assert marker  # the turn the list shows was made by this test
