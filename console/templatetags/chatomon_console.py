@@ -97,7 +97,9 @@ def person(context: template.Context, label: str | None) -> str:
 @register.simple_tag(takes_context=True)
 def approval_refusal(context: template.Context, confirmation: Any) -> str:
     """Why the viewing user may not approve `confirmation` ("" when they may)."""
-    user = context.get("user")
+    # The request's user: the "user" variable needs the auth context processor.
+    request = getattr(context, "request", None)
+    user = getattr(request, "user", None) or context.get("user")
     if user is None:
         return "You may not decide approvals."
     return approve_refusal(user, confirmation) or ""

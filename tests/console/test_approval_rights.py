@@ -6,6 +6,7 @@ with the reason); rejecting stays open to anyone who may decide.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import pytest
@@ -151,3 +152,23 @@ def test_history_names_deciders_by_display_name(harness):
     approve(ada, pending["id"])
     history = login(ada).get("/console/approvals/history/").content.decode()
     assert "approved by Ada Lovelace" in history and "by ada" not in history
+
+
+@pytest.mark.parametrize("auth_processor", [True, False])
+def test_the_live_queue_shows_each_viewer_their_own_refusal(harness, rf, settings, auth_processor):
+    if not auth_processor:  # the refusal reads the request's user, not the "user" variable
+        auth = "django.contrib.auth.context_processors.auth"
+        settings.TEMPLATES = [
+            {**t, "OPTIONS": {**t.get("OPTIONS", {}), "context_processors": [
+                p for p in t.get("OPTIONS", {}).get("context_processors", []) if p != auth]}}
+            for t in settings.TEMPLATES
+        ]  # fmt: skip
+    live_fragment = importlib.import_module("chatomon.console.live").live_fragment
+    bob = make_user("bob")
+    pending = harness.suspended_turn(bob)
+    for viewer, refused in ((bob, True), (make_user("carol"), False)):
+        request = rf.get("/console/live/")
+        request.user = viewer
+        card = card_of(live_fragment(request), pending["id"])
+        assert ("someone else must approve it" in card) is refused
+        assert ('value="approve" disabled' in card) is refused
