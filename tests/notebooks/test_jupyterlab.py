@@ -87,6 +87,7 @@ def lab(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[str, P
         "PYTHONPATH": os.pathsep.join([str(ROOT / "sdk"), str(ROOT)]),
         "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "settings"),
         "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
     }
     command = [
         *(sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root"),
