@@ -42,6 +42,7 @@ urlpatterns: list[URLPattern] = [
     ),
     path("turns/", turns.turn_list, name="turns"),
     re_path(r"^turns/export\.(?P<fmt>csv|jsonl)$", turns.turn_export, name="turn_export"),
+    path("turns/compare/", turns.turn_compare, name="turn_compare"),
     path("turns/<chatomon_turn_id:turn_id>/", turns.turn_detail, name="turn_detail"),
     path(
         "turns/<chatomon_turn_id:turn_id>/report.json",

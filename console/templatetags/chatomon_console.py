@@ -19,6 +19,7 @@ __all__ = [
     "approval_refusal",
     "badge_html",
     "compact_json",
+    "delta",
     "milliseconds",
     "pending_badge",
     "pending_badge_oob",
@@ -29,6 +30,7 @@ __all__ = [
 ]
 
 register = template.Library()
+HALF_MS = 0.5  # a smaller difference shows as "0 ms": call it none
 
 
 @register.simple_tag
@@ -109,3 +111,23 @@ def approval_refusal(context: template.Context, confirmation: Any) -> str:
 def user_name(user: Any) -> str:
     """A user object's display name (`people.display_name_of_user`)."""
     return display_name_of_user(user)
+
+
+@register.filter
+def delta(value: Any, unit: str = "ms") -> str:
+    """A signed difference ("+12 ms", a minus sign for less; "—" unknown, "±0" none)."""
+    if not isinstance(value, int | float):
+        return "—"
+    if value == 0 or (unit == "ms" and abs(value) < HALF_MS):
+        return "±0"
+    sign = "+" if value > 0 else "\N{MINUS SIGN}"
+    size = milliseconds(abs(value)) if unit == "ms" else f"{abs(value):g}"
+    return f"{sign}{size}"
+
+
+@register.filter
+def figure(value: Any, unit: str = "ms") -> str:
+    """A figure of the compare page: a duration, or a count."""
+    if unit == "ms":
+        return milliseconds(value)
+    return "—" if not isinstance(value, int | float) else f"{value:g}"

@@ -7,6 +7,7 @@ written by chatomon already are; this also covers rows from older versions or im
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
@@ -19,14 +20,16 @@ from ..access import VIEW_TURNS, staff_view
 from ..exports import csv_response, jsonl_response
 from ..rendering import render_screen, without_empty_filters
 from ..timeline import waterfall
+from ..turn_compare import compare_turns
 from ..turn_context import content_visible, turn_context
 from ..turn_filters import TurnFilterForm, filtered_turns
 from ..turn_rows import EXPORT_COLUMNS, export_rows, rows_of
 from ..turn_waits import turn_waits
 
-__all__ = ["turn_detail", "turn_export", "turn_list", "turn_report_download"]
+__all__ = ["turn_compare", "turn_detail", "turn_export", "turn_list", "turn_report_download"]
 
 PAGE_SIZE = 25
+PAIR = 2  # a comparison is of two turns
 
 
 @staff_view(VIEW_TURNS)
@@ -53,8 +56,43 @@ def turn_detail(request: HttpRequest, turn_id: str) -> HttpResponse:
         "content_visible": content_visible(turn),
         "waterfall": waterfall(report),
         "waits": turn_waits(turn, report),
+        **_neighbours(turn),
     }
     return render_screen(request, "chatomon_console/turns/detail.html", context, partial="detail")
+
+
+def _neighbours(turn: Turn) -> dict[str, Turn | None]:
+    """The turns before and after `turn` in its conversation."""
+    same = Turn.objects.filter(conversation_id=turn.conversation_id).exclude(pk=turn.pk)
+    return {
+        "previous_turn": same.filter(started_at__lte=turn.started_at)
+        .order_by("-started_at", "-pk")
+        .first(),
+        "next_turn": same.filter(started_at__gt=turn.started_at)
+        .order_by("started_at", "pk")
+        .first(),
+    }
+
+
+@staff_view(VIEW_TURNS)
+def turn_compare(request: HttpRequest) -> HttpResponse:
+    """Two turns side by side: ``?t=<turn id>&t=<turn id>`` (A, then B)."""
+    ids = request.GET.getlist("t")
+    template = "chatomon_console/turns/compare.html"
+    if len(ids) != PAIR:
+        error = {"error": f"Choose exactly two turns to compare ({len(ids)} chosen)."}
+        return render_screen(request, template, error, partial="compare", status=400)
+    turns = Turn.objects.select_related("conversation")
+    # A is the earlier turn, whatever order the list's checkboxes sent them in.
+    a, b = sorted((get_object_or_404(turns, pk=turn_id) for turn_id in ids),
+                  key=lambda turn: (turn.started_at, turn.pk))  # fmt: skip
+    rows = rows_of([a, b])
+    context: dict[str, Any] = {
+        "comparison": compare_turns(a, b),
+        "row_a": rows[0],
+        "row_b": rows[1],
+    }
+    return render_screen(request, template, context, partial="compare")
 
 
 @staff_view(VIEW_TURNS)
