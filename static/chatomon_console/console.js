@@ -33,6 +33,46 @@
     });
   });
 
+  /* Approvals queue keys: j/k move between cards, a approves and r rejects the current card,
+     each after a confirmation dialog. Not while typing, nor with a modifier key held. */
+  var currentApproval = null;
+  function approvalCards() { return Array.from(document.querySelectorAll("#cc-approval-queue .cc-approval")); }
+  function markCurrent(card) {
+    approvalCards().forEach(function (c) { c.classList.remove("cc-approval--current"); c.removeAttribute("aria-current"); });
+    if (!card) { currentApproval = null; return; }
+    currentApproval = card.id;
+    card.classList.add("cc-approval--current"); card.setAttribute("aria-current", "true");
+    card.tabIndex = -1; card.focus({ preventScroll: true }); card.scrollIntoView({ block: "nearest" });
+  }
+  function decideCurrent(value) {
+    var card = currentApproval && document.getElementById(currentApproval);
+    var button = card && card.querySelector('button[name="decision"][value="' + value + '"]');
+    if (!button || button.disabled) return;
+    var mutation = card.querySelector("h2").firstChild.textContent.trim();
+    if (window.confirm((value === "approve" ? "Approve " : "Reject ") + mutation + "?")) button.click();
+  }
+  document.addEventListener("keydown", function (event) {
+    if (!document.getElementById("cc-approval-queue") || event.altKey || event.ctrlKey || event.metaKey) return;
+    var target = event.target;
+    if (target.closest && target.closest("input, textarea, select, [contenteditable]")) return;
+    var cards = approvalCards();
+    var at = cards.findIndex(function (c) { return c.id === currentApproval; });
+    if (event.key === "j" || event.key === "k") {
+      if (!cards.length) return;
+      event.preventDefault();
+      var next = event.key === "j" ? Math.min(at + 1, cards.length - 1) : Math.max(at - 1, 0);
+      markCurrent(cards[at < 0 ? 0 : next]);
+    } else if (event.key === "a" || event.key === "r") {
+      event.preventDefault();
+      decideCurrent(event.key === "a" ? "approve" : "reject");
+    }
+  });
+  /* The live stream re-renders the queue: keep the current card marked (without moving focus away). */
+  document.addEventListener("htmx:oobAfterSwap", function () {
+    var card = currentApproval && document.getElementById(currentApproval);
+    if (card) { card.classList.add("cc-approval--current"); card.setAttribute("aria-current", "true"); }
+  });
+
   /* Chat: post the form asking for text/event-stream and render events as they arrive. */
   function el(tag, cls, text) {
     var node = document.createElement(tag);

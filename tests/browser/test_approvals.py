@@ -129,3 +129,44 @@ def test_a_second_staff_decision_sees_who_decided_first(new_page) -> None:
     expect(conflict).to_contain_text("Nothing was executed again")
     screenshot(second, "approvals-conflict")
     assert user.locator(".chatomon-assistant", has_text="P-1005").count() == 1
+
+
+def test_keys_move_between_cards_and_decide_after_a_confirmation(new_page) -> None:
+    staff = open_queue(new_page)
+    user = open_chat(new_page)
+    for number, cost in (("P-1010", "3.10"), ("P-1011", "4.20")):
+        ask_for_a_cost_change(user, number, cost)
+        pending_card(staff, number)
+    cards = staff.locator("#cc-approval-queue .cc-approval")
+    current = staff.locator("#cc-approval-queue .cc-approval--current")
+    staff.locator("h1").click()  # the page has the keyboard, no field does
+    for _ in range(cards.count()):  # j until the P-1010 card is current (older ones may wait)
+        staff.keyboard.press("j")
+        if "P-1010" in (current.text_content() or ""):
+            break
+    expect(current).to_contain_text("P-1010")
+    staff.keyboard.press("j")
+    expect(current).to_contain_text("P-1011")
+    staff.keyboard.press("k")
+    expect(current).to_contain_text("P-1010")
+    expect(staff.locator(":focus")).to_contain_text("P-1010")
+    screenshot(staff, "approvals-keyboard")
+
+    staff.once("dialog", lambda dialog: dialog.dismiss())  # asked first: "no" decides nothing
+    staff.keyboard.press("a")
+    expect(current).to_contain_text("P-1010")
+    staff.once("dialog", lambda dialog: dialog.accept())
+    staff.keyboard.press("a")
+    decided = staff.locator("#cc-approval-decisions .cc-approval", has_text="P-1010")
+    expect(decided.get_by_role("status")).to_contain_text("Approved by staff")
+    expect(user.locator(".chatomon-assistant", has_text="P-1010")).to_contain_text("3.10")
+
+    staff.locator("h1").click()
+    for _ in range(cards.count()):
+        staff.keyboard.press("j")
+        if "P-1011" in (current.text_content() or ""):
+            break
+    staff.once("dialog", lambda dialog: dialog.accept())
+    staff.keyboard.press("r")
+    rejected = staff.locator("#cc-approval-decisions .cc-approval", has_text="P-1011")
+    expect(rejected.get_by_role("status")).to_contain_text("Rejected by staff")
