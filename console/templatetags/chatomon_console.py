@@ -8,7 +8,9 @@ from typing import Any
 from django import template
 from django.utils import timezone
 from django.utils.html import format_html
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
+
+from chatomon.preview import preview_html
 
 from ..approval_queries import pending_staff_count
 from ..approval_rights import approve_refusal
@@ -25,6 +27,7 @@ __all__ = [
     "pending_badge_oob",
     "person",
     "pretty_json",
+    "preview_table",
     "register",
     "user_name",
 ]
@@ -131,3 +134,16 @@ def figure(value: Any, unit: str = "ms") -> str:
     if unit == "ms":
         return milliseconds(value)
     return "—" if not isinstance(value, int | float) else f"{value:g}"
+
+
+@register.filter
+def preview_table(preview: Any) -> SafeString:
+    """A (redacted) mutation preview as the before → after table (`chatomon.preview`)."""
+    return mark_safe(  # noqa: S308 - preview_html escapes every value it writes
+        preview_html(
+            preview,
+            table_class="cc-table cc-preview",
+            muted_class="cc-muted",
+            extra_class="cc-json",
+        )
+    )

@@ -141,3 +141,18 @@ def test_while_chat_is_disabled_sending_and_confirming_run_nothing(harness, sett
     assert Conversation.objects.count() == 1 and harness.log == []
     confirmation.refresh_from_db()
     assert confirmation.status == "pending"
+
+
+def test_a_waiting_confirmation_shows_the_before_after_table_and_a_confirm_button(
+    staff, staff_client
+):
+    from tests.console.conftest import make_confirmation  # noqa: PLC0415
+
+    mine = conversation(str(staff.pk))
+    make_confirmation(mine, approver="client")
+    html = staff_client.get(f"/console/chat/{mine.id}/").content.decode()
+    card = html[html.index("cc-message--confirm") :]
+    assert "<del>Steel</del>" in card and "<ins>Iron</ins>" in card
+    assert "<caption>Update MaterialManager #1</caption>" in card
+    assert "&quot;changes&quot;" not in card  # no JSON blob
+    assert 'value="approve">Confirm</button>' in card
