@@ -1,9 +1,10 @@
-"""The console's own tables: the permission holder and the escalation reviews.
+"""The console's own tables: the permission holder, the escalation reviews, saved views.
 
 `ConsoleAccess` has no table (``managed = False``): it only carries the console's
 permissions, so a site grants them like any other Django permission
 (``chatomon_console.view_turns`` ...). `EscalationReview` stores what staff decided about
-an escalated turn, so nothing escalated is silently forgotten.
+an escalated turn, so nothing escalated is silently forgotten. `SavedView` is a staff
+member's named filter of a list screen: the screen and its query string.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any, ClassVar
 from django.conf import settings
 from django.db import models
 
-__all__ = ["ConsoleAccess", "EscalationReview"]
+__all__ = ["ConsoleAccess", "EscalationReview", "SavedView"]
 
 
 class ConsoleAccess(models.Model):
@@ -64,3 +65,28 @@ class EscalationReview(models.Model):
 
     def __str__(self) -> str:
         return f"{self.turn_id} {self.status}"
+
+
+class SavedView(models.Model):
+    """One staff member's named filter of a list screen (its query string, cleaned)."""
+
+    owner: models.ForeignKey[Any, Any] = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    screen: models.CharField[str, str] = models.CharField(max_length=32)
+    name: models.CharField[str, str] = models.CharField(max_length=80)
+    query: models.CharField[str, str] = models.CharField(max_length=2000, blank=True)
+    created_at: models.DateTimeField[datetime, datetime] = models.DateTimeField()
+
+    class Meta:
+        """A staff member's views of a screen are listed by name; a name is theirs once."""
+
+        ordering: ClassVar[list[str]] = ["name"]
+        constraints: ClassVar[list[Any]] = [
+            models.UniqueConstraint(
+                fields=["owner", "screen", "name"], name="chatomon_console_view_name"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.screen}: {self.name}"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import URLPattern, path, re_path, register_converter
 
-from . import live
+from . import live, saved_views
 from .converters import AuditIdConverter, TurnIdConverter
 from .views import approvals, audit, chat, dashboard, escalations, turns
 
@@ -55,6 +55,8 @@ urlpatterns: list[URLPattern] = [
         escalations.escalation_review,
         name="escalation_review",
     ),
+    path("views/save/", saved_views.save_view, name="save_view"),
+    path("views/<chatomon_audit_id:view_id>/delete/", saved_views.delete_view, name="delete_view"),
     path("audit/", audit.audit_list, name="audit"),
     re_path(r"^audit/export\.(?P<fmt>csv|jsonl)$", audit.audit_export, name="audit_export"),
     path("audit/<chatomon_audit_id:event_id>/", audit.audit_detail, name="audit_detail"),

@@ -15,6 +15,7 @@ from chatomon.preview import preview_html
 from ..approval_queries import pending_staff_count
 from ..approval_rights import approve_refusal
 from ..people import display_name_of_user, name_of
+from ..saved_views import SavedViewForm, saved_views_of, view_url
 
 __all__ = [
     "action_badge",
@@ -29,6 +30,7 @@ __all__ = [
     "pretty_json",
     "preview_table",
     "register",
+    "saved_views",
     "user_name",
 ]
 
@@ -147,3 +149,16 @@ def preview_table(preview: Any) -> SafeString:
             extra_class="cc-json",
         )
     )
+
+
+@register.inclusion_tag("chatomon_console/includes/saved_views.html", takes_context=True)
+def saved_views(context: template.Context, screen: str) -> dict[str, Any]:
+    """The viewer's saved views of `screen` as links, and the form saving the current one."""
+    request = getattr(context, "request", None)
+    user = getattr(request, "user", None)
+    query = request.GET.urlencode() if request is not None else ""
+    return {
+        "views": [(view, view_url(view)) for view in saved_views_of(user, screen)],
+        "form": SavedViewForm(initial={"screen": screen, "query": query}),
+        "csrf_token": context.get("csrf_token"),
+    }

@@ -23,6 +23,13 @@
   setInterval(tick, 1000);
   document.addEventListener("DOMContentLoaded", tick);
 
+  /* Saving a view saves the filters the address bar holds now (HTMX pushed them there). */
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!form.matches || !form.matches("form[data-cc-save-view]")) return;
+    form.querySelector("[name=query]").value = location.search.replace(/^\?/, "");
+  });
+
   /* Filter forms: leave empty fields out of the request, so the pushed URL holds only the filters set. */
   document.addEventListener("htmx:configRequest", function (event) {
     var form = event.detail.elt;

@@ -119,3 +119,17 @@ def test_every_filter_change_lands_in_the_url_without_empty_parameters(new_page)
     staff.get_by_label("Final action").select_option("")
     expect(staff).to_have_url(re.compile(r"/console/turns/\?user=alice$"))
     assert marker  # the turn the list shows was made by this test
+
+
+def test_a_staff_member_saves_the_current_filters_as_a_view(new_page) -> None:
+    staff = new_page()
+    log_in(staff, STAFF, "/console/turns/")
+    staff.get_by_label("Final action").select_option("blocked")
+    expect(staff).to_have_url(re.compile(r"\?final_action=blocked$"))
+    staff.get_by_label("Save these filters as").fill("Blocked turns")
+    staff.get_by_role("button", name="Save view").click()
+    expect(staff).to_have_url(re.compile(r"/console/turns/\?final_action=blocked$"))
+    staff.goto("/console/turns/")
+    staff.get_by_role("link", name="Blocked turns").click()
+    expect(staff.get_by_label("Final action")).to_have_value("blocked")
+    screenshot(staff, "turns-saved-view")
