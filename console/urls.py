@@ -45,6 +45,11 @@ urlpatterns: list[URLPattern] = [
     path("turns/compare/", turns.turn_compare, name="turn_compare"),
     path("turns/<chatomon_turn_id:turn_id>/", turns.turn_detail, name="turn_detail"),
     path(
+        "turns/<chatomon_turn_id:turn_id>/tools/<chatomon_turn_id:call_id>.json",
+        turns.turn_tool_download,
+        name="turn_tool",
+    ),
+    path(
         "turns/<chatomon_turn_id:turn_id>/report.json",
         turns.turn_report_download,
         name="turn_report",

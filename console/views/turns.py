@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 
 from chatomon.django.audit.rule import current_redaction
@@ -21,12 +21,19 @@ from ..exports import csv_response, jsonl_response
 from ..rendering import render_screen, without_empty_filters
 from ..timeline import waterfall
 from ..turn_compare import compare_turns
-from ..turn_context import content_visible, turn_context
+from ..turn_context import content_visible, tool_payload, turn_context
 from ..turn_filters import TurnFilterForm, filtered_turns
 from ..turn_rows import EXPORT_COLUMNS, export_rows, rows_of
 from ..turn_waits import turn_waits
 
-__all__ = ["turn_compare", "turn_detail", "turn_export", "turn_list", "turn_report_download"]
+__all__ = [
+    "turn_compare",
+    "turn_detail",
+    "turn_export",
+    "turn_list",
+    "turn_report_download",
+    "turn_tool_download",
+]
 
 PAGE_SIZE = 25
 PAIR = 2  # a comparison is of two turns
@@ -104,6 +111,20 @@ def turn_report_download(request: HttpRequest, turn_id: str) -> HttpResponse:
         content_type="application/json",
     )
     response["Content-Disposition"] = f'attachment; filename="turn-{turn.id}.json"'
+    return response
+
+
+@staff_view(VIEW_TURNS)
+def turn_tool_download(request: HttpRequest, turn_id: str, call_id: str) -> HttpResponse:
+    """One tool call's whole arguments and result (redacted), when the turn shows its text."""
+    turn = get_object_or_404(Turn, pk=turn_id)
+    payload = tool_payload(turn, call_id)
+    if payload is None:
+        raise Http404("no such tool call, or its content is not captured")
+    response = HttpResponse(
+        json.dumps(payload, indent=2, sort_keys=True, default=str), content_type="application/json"
+    )
+    response["Content-Disposition"] = f'attachment; filename="turn-{turn.id}-tool.json"'
     return response
 
 

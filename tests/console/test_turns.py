@@ -211,3 +211,51 @@ def test_detail_withholds_tool_results_unless_fully_captured(staff_client, db):
 def test_a_blocked_turn_page_draws_no_nucleus_bar(staff_client, turns):
     html = staff_client.get(f"/console/turns/{turns['blocked']}/").content.decode()
     assert "cc-bar--input" in html and "cc-bar--nucleus" not in html
+
+
+def tool_turn(capture: str, rows: int) -> Turn:
+    turn = make_turn(conversation(), capture_content=capture)
+    data = [{"number": f"P-{n}", "api_token": "tok-123"} for n in range(rows)]
+    items = [
+        {"kind": "user", "content": "List the parts"},
+        {"kind": "tool_calls", "tool_calls": [
+            {"id": "c1", "name": "query", "arguments": {"manager": "PartManager"}}]},
+        {"kind": "tool_result", "call_id": "c1", "name": "query", "result": {"data": data}},
+        {"kind": "assistant", "content": "Here they are."},
+    ]  # fmt: skip
+    for position, fields in enumerate(items):
+        ChatMessage.objects.create(
+            conversation_id=turn.conversation_id, position=position, created_at=NOW, **fields
+        )
+    return turn
+
+
+def test_a_tool_result_is_folded_into_its_calls_card(staff_client, db):
+    turn = tool_turn("full", rows=2)
+    html = staff_client.get(f"/console/turns/{turn.id}/").content.decode()
+    card = html[html.index("cc-message--tool") :]
+    card = card[: card.index("</li>")]
+    assert "<code>query</code>" in card and "PartManager" in card and "P-1" in card
+    assert "Download the whole call" not in card and "tok-123" not in html
+
+
+def test_a_large_payload_is_cut_short_with_the_whole_a_download_away(staff_client, db):
+    turn = tool_turn("full", rows=400)
+    html = staff_client.get(f"/console/turns/{turn.id}/").content.decode()
+    assert "P-10" in html and "P-399" not in html  # cut at 4,000 characters
+    link = f"/console/turns/{turn.id}/tools/c1.json"
+    assert f'href="{link}" download>Download the whole call (JSON)' in html
+    whole = json.loads(staff_client.get(link).content)
+    assert len(whole["result"]["data"]) == 400 and whole["arguments"] == {"manager": "PartManager"}
+    assert "tok-123" not in json.dumps(whole)  # redacted like everything the console shows
+
+
+def test_a_tool_payload_download_follows_capture_content(staff_client, db):
+    turn = tool_turn("hash", rows=400)
+    assert staff_client.get(f"/console/turns/{turn.id}/tools/c1.json").status_code == 404
+    assert (
+        "Download the whole call"
+        not in staff_client.get(f"/console/turns/{turn.id}/").content.decode()
+    )
+    other = tool_turn("full", rows=1)
+    assert staff_client.get(f"/console/turns/{other.id}/tools/nope.json").status_code == 404
