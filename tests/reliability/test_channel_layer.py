@@ -114,6 +114,27 @@ async def chat(socket: Any, text: str, wait: float = 15) -> list[dict[str, Any]]
     return await receive_until_terminal(socket, wait)
 
 
+async def wait_for_staff(socket: Any, seeding: AsgiServer, unit_cost: str) -> dict[str, Any]:
+    """Ask over `socket` for a mutation staff must approve; its `confirm_mutation` event."""
+    async with httpx.AsyncClient(base_url=seeding.url) as client:
+        part = (await client.post("/test/seed/")).json()["id"]
+    text = f'mutate updatePartCost {{"part_id": {part}, "unit_cost": "{unit_cost}"}}'
+    waiting = (await chat(socket, text))[-1]
+    assert waiting["type"] == "confirm_mutation" and waiting["approver"] == "staff"
+    return waiting
+
+
+async def approve_as_staff(deciding: AsgiServer, waiting: dict[str, Any]) -> None:
+    """Staff approve the confirmation of `waiting` through the `deciding` process."""
+    async with httpx.AsyncClient(base_url=deciding.url, timeout=30) as staff:
+        decision = {"confirmation_id": waiting["id"], "confirmed": True}
+        await staff.post("/test/staff/decide/", json=decision)
+
+
+RESUMED = ["confirmation_resolved", "tool_result", "text_chunk", "done"]
+"""The events a socket receives of its turn resumed by a staff approval."""
+
+
 async def test_a_socket_idle_for_30_seconds_stays_open_and_chats(servers, ledger: Ledger):
     config, first, _ = servers
     visitor = Visitor()
@@ -152,28 +173,17 @@ async def test_a_socket_waits_30_seconds_for_a_staff_approval_decided_in_the_oth
     config, first, second = servers
     visitor = Visitor()
     await visitor.log_in(first, f"waiting-{uuid4().hex[:6]}")
-    async with httpx.AsyncClient(base_url=second.url) as client:
-        part = (await client.post("/test/seed/")).json()["id"]
     async with visitor.socket(first) as socket:
-        text = f'mutate updatePartCost {{"part_id": {part}, "unit_cost": "3.00"}}'
-        waiting = (await chat(socket, text))[-1]
-        assert waiting["type"] == "confirm_mutation" and waiting["approver"] == "staff"
+        waiting = await wait_for_staff(socket, second, "3.00")
         silent = await stays_silent(socket, 30)
         received: list[dict[str, Any]] = []
         if silent:
-            async with httpx.AsyncClient(base_url=second.url, timeout=30) as staff:
-                decision = {"confirmation_id": waiting["id"], "confirmed": True}
-                await staff.post("/test/staff/decide/", json=decision)
+            await approve_as_staff(second, waiting)
             received = await receive_until_terminal(socket, 15)
     survived = silent and received[-1]["type"] == "done"
     ledger.fault(f"Redis layer ({config}): socket waits 30 s for staff", survived=survived)
     assert silent, f"the socket closed while waiting: {socket.close_code}"
-    assert [e["type"] for e in received] == [
-        "confirmation_resolved",
-        "tool_result",
-        "text_chunk",
-        "done",
-    ]
+    assert [e["type"] for e in received] == RESUMED
     assert received[1]["result"]["status"] == "executed"
 
 
@@ -314,12 +324,8 @@ async def test_a_socket_rejoins_its_groups_when_redis_comes_back(
     prefix, proxy, asking, deciding = behind_proxy
     visitor = Visitor()
     await visitor.log_in(asking, f"rejoin-{uuid4().hex[:6]}")
-    async with httpx.AsyncClient(base_url=deciding.url) as client:
-        part = (await client.post("/test/seed/")).json()["id"]
     async with visitor.socket(asking) as socket:
-        text = f'mutate updatePartCost {{"part_id": {part}, "unit_cost": "5.00"}}'
-        waiting = (await chat(socket, text))[-1]
-        assert waiting["type"] == "confirm_mutation" and waiting["approver"] == "staff"
+        waiting = await wait_for_staff(socket, deciding, "5.00")
         group_key = f"{prefix}:group:{conversation_group(waiting['conversation_id'])}"
         proxy.cut()
         silent = await stays_silent(socket, 4)  # the socket's layer receive fails meanwhile
@@ -329,9 +335,7 @@ async def test_a_socket_rejoins_its_groups_when_redis_comes_back(
         rejoined = await until_rejoined(group_key)
         received: list[dict[str, Any]] = []
         if rejoined:
-            async with httpx.AsyncClient(base_url=deciding.url, timeout=30) as staff:
-                decision = {"confirmation_id": waiting["id"], "confirmed": True}
-                await staff.post("/test/staff/decide/", json=decision)
+            await approve_as_staff(deciding, waiting)
             received = await receive_until_terminal(socket, 30)
     survived = silent and rejoined and received[-1]["type"] == "done"
     ledger.fault(
@@ -340,9 +344,4 @@ async def test_a_socket_rejoins_its_groups_when_redis_comes_back(
     )
     assert silent, f"the socket closed during the outage: {socket.close_code}"
     assert rejoined, "the socket did not rejoin its conversation's group"
-    assert [e["type"] for e in received] == [
-        "confirmation_resolved",
-        "tool_result",
-        "text_chunk",
-        "done",
-    ]
+    assert [e["type"] for e in received] == RESUMED

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -27,10 +26,9 @@ from uuid import UUID
 
 import pytest
 
-from chatomon.chat.store import ConversationStore, MemoryStore
+from chatomon.chat.store import ConversationStore
 from chatomon.chat.store.records import Owner
 from chatomon.chat.store.storable import storable, unstorable
-from chatomon.django.persistence.store import DjangoStore
 from chatomon.django.transports.sse import frame
 from chatomon.providers import ScriptedProvider
 from tests.asgi_app.fixtures import close_worker_connections, sse_events
@@ -38,10 +36,10 @@ from tests.asgi_app.servers import AsgiServer, Visitor, latest_turn_status, rece
 from tests.chat.services import USER, collect, service
 from tests.ledger import Ledger
 from tests.reliability.fault_providers import UNSTORABLE_CHUNKS
-from tests.reliability.faults import migrated_database
-from tests.reliability.test_provider_faults import provider_server
+from tests.reliability.test_provider_faults import database_url, faulty, store
 
-__all__ = ["close_worker_connections"]  # a fixture used by name
+# Fixtures used by name: the in-memory then the Django store, the FaultProvider's server.
+__all__ = ["close_worker_connections", "database_url", "faulty", "store"]
 
 SHOWN = "A NUL \ufffd and a lone \ufffd surrogate"
 """What the user sees of `UNSTORABLE_CHUNKS`, and what is stored."""
@@ -60,14 +58,6 @@ def test_an_sse_frame_of_unencodable_text_is_written_not_raised() -> None:
     written = frame({"type": "text_chunk", "content": "a \ud800 b \x00"})
     assert written.startswith(b"data: ") and written.endswith(b"\n\n")
     assert json.loads(written[6:])["content"] == "a \ufffd b \x00"  # JSON escapes the NUL
-
-
-@pytest.fixture(
-    params=["memory", pytest.param("django", marks=pytest.mark.django_db(transaction=True))]
-)
-def store(request: pytest.FixtureRequest, close_worker_connections: None) -> ConversationStore:
-    """The in-memory store, then the Django store (PostgreSQL when DATABASE_URL names it)."""
-    return MemoryStore() if request.param == "memory" else DjangoStore()
 
 
 async def test_unstorable_model_text_is_shown_stored_and_the_turn_completes(
@@ -94,24 +84,6 @@ async def test_unstorable_model_text_is_shown_stored_and_the_turn_completes(
 
 
 # --- over a real server -----------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A migrated database of its own: PostgreSQL when DATABASE_URL names it, else SQLite."""
-    with migrated_database("model_output", tmp_path_factory.mktemp("model_output")) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def faulty(database_url: str) -> Iterator[AsgiServer]:
-    """A server whose model is the FaultProvider."""
-    server = provider_server(database_url, "tests.reliability.fault_providers.FaultProvider")
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def stored_replies(url: str, conversation_id: str) -> list[str]:
