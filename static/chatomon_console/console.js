@@ -159,7 +159,7 @@
     } else if (type === "confirm_mutation") {
       this.confirmation(event);
     } else if (type === "confirmation_resolved") {
-      this.add(el("li", "cc-message cc-message--note", event.mutation + " " + event.status + (event.decided_by ? " by " + event.decided_by : "")));
+      this.add(el("li", "cc-message cc-message--note", event.mutation + " " + event.status + (event.decided_by ? " by " + this.person(event.decided_by) : "")));
     } else if (type === "error") {
       var err = this.add(el("li", "cc-message cc-error", event.message || event.code));
       err.setAttribute("role", "alert");
@@ -187,6 +187,11 @@
       });
     }
     this.add(li);
+  };
+  /* The staff member's own decision is named as the server names them (console/people.py). */
+  Turn.prototype.person = function (label) {
+    var me = this.composer.dataset;
+    return label === me.ccSelfLabel || label === me.ccSelfUsername ? me.ccSelfName : label;
   };
   Turn.prototype.remember = function (id) {
     var field = this.composer.querySelector("[name=conversation_id]");
