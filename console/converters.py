@@ -5,11 +5,14 @@ integer id, an integer beyond the 64-bit key range) does not match the route, so
 answers 404 before any view or query runs. PostgreSQL rejects a NUL in a text parameter
 with an error, and an out-of-range integer with another: without these converters such
 URLs answered 500. Conversations and confirmations use Django's own `uuid` converter.
+`is_turn_id` applies the same rule to turn ids a query string carries (the compare view).
 """
 
 from __future__ import annotations
 
-__all__ = ["AuditIdConverter", "TurnIdConverter"]
+import re
+
+__all__ = ["AuditIdConverter", "TurnIdConverter", "is_turn_id"]
 
 TURN_ID_LENGTH = 64
 """The length of `Turn.id` (chatomon's ids are 32 hex digits; given ids may be longer)."""
@@ -30,6 +33,11 @@ class TurnIdConverter:
     def to_url(self, value: str) -> str:
         """The id as URLs carry it."""
         return value
+
+
+def is_turn_id(value: str) -> bool:
+    """Whether `value` can be a turn id (for ids that come in a query string, not a path)."""
+    return re.fullmatch(TurnIdConverter.regex, value) is not None
 
 
 class AuditIdConverter:

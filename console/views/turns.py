@@ -17,6 +17,7 @@ from chatomon.django.audit.rule import current_redaction
 from chatomon.django.models import Turn
 
 from ..access import VIEW_TURNS, staff_view
+from ..converters import is_turn_id
 from ..exports import csv_response, jsonl_response
 from ..rendering import render_screen, without_empty_filters
 from ..timeline import waterfall
@@ -89,6 +90,8 @@ def turn_compare(request: HttpRequest) -> HttpResponse:
     if len(ids) != PAIR:
         error = {"error": f"Choose exactly two turns to compare ({len(ids)} chosen)."}
         return render_screen(request, template, error, partial="compare", status=400)
+    if not all(is_turn_id(turn_id) for turn_id in ids):
+        raise Http404("no such turn")  # as a malformed id in a path: never a query
     turns = Turn.objects.select_related("conversation")
     # A is the earlier turn, whatever order the list's checkboxes sent them in.
     a, b = sorted((get_object_or_404(turns, pk=turn_id) for turn_id in ids),

@@ -15,6 +15,8 @@ MALFORMED = [
     ("GET", f"/console/turns/{'a' * 65}/"),
     ("GET", "/console/turns/%C3%A9t%C3%A9/"),
     ("GET", "/console/turns/%F0%9F%92%A5/"),
+    ("GET", "/console/turns/compare/?t=%00&t=a"),
+    ("GET", f"/console/turns/compare/?t=a&t={'a' * 65}"),
     ("POST", "/console/escalations/%00/review/"),
     ("GET", "/console/audit/abc/"),
     ("GET", "/console/audit/-1/"),
