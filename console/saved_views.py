@@ -30,14 +30,25 @@ SCREENS = {
 """The screens whose filters can be saved, and their URL names."""
 
 POSITION = ("page", "after")
+QUERY_LENGTH = 2000
+"""The length of `SavedView.query`."""
 
 
 class SavedViewForm(forms.Form):
     """A name for the current filters of a screen."""
 
     screen = forms.ChoiceField(choices=[(s, s) for s in SCREENS], widget=forms.HiddenInput)
-    query = forms.CharField(required=False, max_length=2000, widget=forms.HiddenInput)
+    query = forms.CharField(required=False, max_length=QUERY_LENGTH, widget=forms.HiddenInput)
     name = forms.CharField(max_length=80, label="Save these filters as")
+
+    def clean_query(self) -> str:
+        """The query as it is stored: cleaned, and within the column once re-encoded."""
+        # Re-encoding can lengthen a query ("é" becomes "%C3%A9"): an over-long one failed
+        # the insert on PostgreSQL (a 500) instead of being refused here.
+        query = clean_query(self.cleaned_data["query"])
+        if len(query) > QUERY_LENGTH:
+            raise forms.ValidationError("These filters are too long to save.")
+        return query
 
 
 def clean_query(query: str) -> str:
@@ -76,7 +87,7 @@ def save_view(request: HttpRequest) -> HttpResponse:
         owner=request.user,
         screen=form.cleaned_data["screen"],
         name=form.cleaned_data["name"].strip(),
-        defaults={"query": clean_query(form.cleaned_data["query"]), "created_at": timezone.now()},
+        defaults={"query": form.cleaned_data["query"], "created_at": timezone.now()},
     )
     return HttpResponseRedirect(view_url(view))
 

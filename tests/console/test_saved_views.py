@@ -56,3 +56,13 @@ def test_an_unknown_screen_saves_nothing(staff_client):
         "/console/views/save/", {"screen": "admin", "name": "x", "query": ""}
     )
     assert response.status_code == 302 and not SavedView.objects.exists()
+
+
+def test_filters_too_long_once_encoded_are_refused_not_stored(staff_client):
+    # 1,990 characters as posted, 11,942 once the query is re-encoded: PostgreSQL refused
+    # the insert into the 2,000-character column (a 500).
+    response = staff_client.post(
+        "/console/views/save/", {"screen": "turns", "name": "Long", "query": "atom=" + "é" * 1990}
+    )
+    assert response.status_code == 302 and response["Location"] == "/console/turns/"
+    assert not SavedView.objects.filter(name="Long").exists()
