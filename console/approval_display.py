@@ -17,13 +17,28 @@ from django.utils.safestring import SafeString, mark_safe
 
 from chatomon.django.audit.rule import current_redaction
 from chatomon.django.models import PendingConfirmation
-from chatomon.preview import ParsedPreview, PreviewRow, parse_preview, preview_html
+from chatomon.preview import ParsedPreview, parse_preview, preview_html
 
 from .owners import owner_labels
 
-__all__ = ["ApprovalCard", "PreviewRow", "cards", "preview_rows"]
+__all__ = ["ApprovalCard", "cards", "console_preview_html"]
 
-MISSING = object()
+
+def console_preview_html(preview: Any, *, with_rest: bool = True) -> SafeString:
+    """A (redacted) preview as the console draws it: `chatomon.preview` with its classes.
+
+    `with_rest=False` draws the before→after table alone, for a template that shows the
+    rest of the preview itself.
+    """
+    return mark_safe(  # noqa: S308 - preview_html escapes each value it writes
+        preview_html(
+            preview,
+            table_class="cc-table cc-preview",
+            muted_class="cc-muted",
+            extra_class="cc-json",
+            with_rest=with_rest,
+        )
+    )
 
 
 @dataclass(frozen=True)
@@ -32,42 +47,20 @@ class ApprovalCard:
 
     confirmation: PendingConfirmation
     owner: str
-    action: str  # "create", "update" or what the mutation's own preview says
-    manager: str | None
-    rows: tuple[PreviewRow, ...]
-    extra: Any  # preview content that is not field changes (custom previews)
+    preview: ParsedPreview  # the redacted preview, read into rows
     expired: bool
     decidable: bool  # staff approval, pending, not expired, and the viewer may decide
     input: Any  # the mutation input, redacted
-    target_id: Any  # the preview's object id, when it names one
-    preview: ParsedPreview  # the redacted preview, read into rows
 
     @property
-    def preview_html(self) -> SafeString:
-        """The before→after table, then the rest of the preview (chatomon.preview)."""
-        return self._preview(with_rest=True)
+    def extra(self) -> Any:
+        """What the preview holds besides field changes (a custom preview), or None."""
+        return self.preview.rest
 
     @property
     def preview_table_html(self) -> SafeString:
         """The before→after table alone; the template shows `extra` itself."""
-        return self._preview(with_rest=False)
-
-    def _preview(self, *, with_rest: bool) -> SafeString:
-        return mark_safe(  # noqa: S308 - preview_html escapes each value it writes
-            preview_html(
-                self.preview,
-                table_class="cc-table cc-preview",
-                muted_class="cc-muted",
-                extra_class="cc-json",
-                with_rest=with_rest,
-            )
-        )
-
-
-def preview_rows(preview: Any) -> tuple[str, str | None, tuple[PreviewRow, ...], Any]:
-    """(action, manager, rows, rest) of a mutation preview (see chatomon.preview)."""
-    parsed = parse_preview(preview)
-    return parsed.action, parsed.manager, parsed.rows, parsed.rest
+        return console_preview_html(self.preview, with_rest=False)
 
 
 def cards(
@@ -79,7 +72,6 @@ def cards(
     rule = current_redaction()
     result = []
     for confirmation in confirmations:
-        parsed = parse_preview(rule.value(confirmation.preview))
         expired = confirmation.status == "expired" or (
             confirmation.status == "pending" and confirmation.expires_at <= now
         )
@@ -89,20 +81,14 @@ def cards(
             and confirmation.status == "pending"
             and not expired
         )
-        owner = owners.get(str(confirmation.conversation_id), "")
         result.append(
             ApprovalCard(
                 confirmation,
-                owner,
-                parsed.action,
-                parsed.manager,
-                parsed.rows,
-                parsed.rest,
-                expired,
-                decidable,
+                owner=owners.get(str(confirmation.conversation_id), ""),
+                preview=parse_preview(rule.value(confirmation.preview)),
+                expired=expired,
+                decidable=decidable,
                 input=rule.value(confirmation.input),
-                target_id=parsed.target_id,
-                preview=parsed,
             )
         )
     return result

@@ -8,10 +8,9 @@ from typing import Any
 from django import template
 from django.utils import timezone
 from django.utils.html import format_html
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 
-from chatomon.preview import preview_html
-
+from ..approval_display import console_preview_html
 from ..approval_queries import pending_staff_count
 from ..approval_rights import approve_refusal
 from ..people import display_name_of_user, name_of
@@ -141,14 +140,7 @@ def figure(value: Any, unit: str = "ms") -> str:
 @register.filter
 def preview_table(preview: Any) -> SafeString:
     """A (redacted) mutation preview as the before → after table (`chatomon.preview`)."""
-    return mark_safe(  # noqa: S308 - preview_html escapes every value it writes
-        preview_html(
-            preview,
-            table_class="cc-table cc-preview",
-            muted_class="cc-muted",
-            extra_class="cc-json",
-        )
-    )
+    return console_preview_html(preview)
 
 
 @register.inclusion_tag("chatomon_console/includes/saved_views.html", takes_context=True)
