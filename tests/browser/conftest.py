@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,11 +58,9 @@ class Demo:
     url: str
 
 
-@pytest.fixture(scope="package")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
-    """The demo, served for all browser tests, with a staff user and an end user."""
-    if MISSING is not None:
-        pytest.skip(MISSING)
+@contextmanager
+def served_demo(tmp_path_factory: pytest.TempPathFactory, provider: str) -> Iterator[Demo]:
+    """The demo answering with `provider`, with a staff user and an end user, until exit."""
     data_dir = tmp_path_factory.mktemp("demo")
     manage(data_dir, "migrate", "--verbosity", "0", "--skip-checks")
     username, password = END_USER
@@ -75,7 +74,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     server = DemoServer(
         data_dir,
         {
-            "CHATOMON_PROVIDER": PROVIDER,
+            "CHATOMON_PROVIDER": provider,
             "CHATOMON_DEMO_USER": STAFF[0],
             "CHATOMON_DEMO_PASSWORD": STAFF[1],
         },
@@ -88,17 +87,31 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     assert status == 0, server.log
 
 
+def launch_chromium(playwright: Any) -> Any:
+    """Debian's Chromium, started by Playwright with the flags containers need."""
+    # As root (CI, containers) Chromium refuses to start without --no-sandbox.
+    args = ["--no-sandbox"] if os.geteuid() == 0 else []
+    # Containers often have a small /dev/shm, where Chromium keeps its shared memory.
+    args.append("--disable-dev-shm-usage")
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=args)
+
+
+@pytest.fixture(scope="package")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
+    """The demo, served for all browser tests, with a staff user and an end user."""
+    if MISSING is not None:
+        pytest.skip(MISSING)
+    with served_demo(tmp_path_factory, PROVIDER) as served:
+        yield served
+
+
 @pytest.fixture(scope="package")
 def browser(demo: Demo) -> Iterator[Any]:
     """One Chromium for the package; each test opens contexts (sessions) of its own."""
     from playwright.sync_api import sync_playwright  # noqa: PLC0415 - optional
 
     with sync_playwright() as playwright:
-        # As root (CI, containers) Chromium refuses to start without --no-sandbox.
-        args = ["--no-sandbox"] if os.geteuid() == 0 else []
-        # Containers often have a small /dev/shm, where Chromium keeps its shared memory.
-        args.append("--disable-dev-shm-usage")
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=args)
+        chromium = launch_chromium(playwright)
         yield chromium
         chromium.close()
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -24,14 +23,14 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
+from tests.browser.conftest import MISSING, launch_chromium
 from tests.notebooks.test_readability import contrast
 
 pytest.importorskip("jupyterlab")
 sync_api = pytest.importorskip("playwright.sync_api")
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = os.environ.get("CHATOMON_CHROMIUM") or shutil.which("chromium")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=str(MISSING))
 
 NOTEBOOK = """
 from chatomon.chat.store import MemoryStore
@@ -124,7 +123,7 @@ def test_send_with_enter_approve_by_click_and_save_in_jupyterlab(
     url, folder = lab
     theme = request.node.callspec.params["lab"]
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        browser = launch_chromium(playwright)
         try:
             page = browser.new_page(viewport={"width": 1200, "height": 1000})
             page.set_default_timeout(60_000)

@@ -15,7 +15,6 @@ failing where CHATOMON_REQUIRE_BROWSER is set).
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -24,15 +23,15 @@ from urllib.parse import urlsplit
 import pytest
 
 from tests.browser.conftest import (
-    CHROMIUM,
     END_USER,
     MISSING,
     STAFF,
     TIMEOUT_MS,
     apply_filter,
+    launch_chromium,
     log_in,
+    served_demo,
 )
-from tests.demo.process import DemoServer, manage
 from tests.security.providers import FLAG, MODEL_MARKUP, ROW_NAME, markup
 
 if MISSING is None:
@@ -49,27 +48,8 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The demo answering with `MarkupProvider`, with a staff user and an end user: its URL."""
     if MISSING is not None:
         pytest.skip(MISSING)
-    data_dir = tmp_path_factory.mktemp("markup-demo")
-    manage(data_dir, "migrate", "--verbosity", "0", "--skip-checks")
-    username, password = END_USER
-    create = (
-        "from django.contrib.auth.models import User;"
-        f"User.objects.create_user({username!r}, password={password!r})"
-    )
-    manage(data_dir, "shell", "-c", create)
-    server = DemoServer(
-        data_dir,
-        {
-            "CHATOMON_PROVIDER": PROVIDER,
-            "CHATOMON_DEMO_USER": STAFF[0],
-            "CHATOMON_DEMO_PASSWORD": STAFF[1],
-        },
-    )
-    try:
-        yield server.wait_until_serving()
-    finally:
-        status = server.interrupt()
-    assert status == 0, server.log
+    with served_demo(tmp_path_factory, PROVIDER) as served:
+        yield served.url
 
 
 @pytest.fixture(scope="module")
@@ -78,9 +58,7 @@ def browser(demo: str) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright  # noqa: PLC0415 - optional
 
     with sync_playwright() as playwright:
-        args = ["--no-sandbox"] if os.geteuid() == 0 else []
-        args.append("--disable-dev-shm-usage")
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=args)
+        chromium = launch_chromium(playwright)
         yield chromium
         chromium.close()
 
