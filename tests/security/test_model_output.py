@@ -31,6 +31,7 @@ from chatomon.chat.store.records import Owner
 from chatomon.chat.store.storable import storable, unstorable
 from chatomon.django.transports.sse import frame
 from chatomon.providers import ScriptedProvider
+from chatomon.providers.testing import tool_call
 from tests.asgi_app.fixtures import close_worker_connections, sse_events
 from tests.asgi_app.servers import AsgiServer, Visitor, latest_turn_status, receive_until_terminal
 from tests.chat.services import USER, collect, service
@@ -81,6 +82,41 @@ async def test_unstorable_model_text_is_shown_stored_and_the_turn_completes(
     assert shown == SHOWN
     assert replies == [SHOWN]
     assert following[-1]["type"] == "done", following
+
+
+@pytest.mark.parametrize(
+    ("arguments", "shown"),
+    [
+        ({"manager": "PartManager", "fields": ["name\x00"]}, ["name\ufffd"]),
+        ({"manager": "PartManager", "fields": ["name\ud800"]}, ["name\ufffd"]),
+    ],
+    ids=["nul", "lone-surrogate"],
+)
+async def test_unstorable_tool_call_arguments_are_stored_replaced(
+    store: ConversationStore, ledger: Ledger, arguments: dict[str, Any], shown: list[str]
+) -> None:
+    """A model's tool call is model output too: its arguments are stored with the turn.
+
+    Before, only text chunks were made storable: on PostgreSQL the turn ended chat_error
+    when its tool call was stored (jsonb refuses a NUL; no UTF-8 encodes a lone surrogate).
+    """
+    chat = service(store, ScriptedProvider([[tool_call("query", arguments)], ["Done."]]))
+    events = await collect(chat.run_turn(USER, "Hi"))
+    started = [e for e in events if e["type"] == "tool_call"]
+    conversation = UUID(events[-1]["conversation_id"])
+    stored = await store.messages(Owner.user(USER.id), conversation)
+    calls = [call for m in stored for call in getattr(m.item, "tool_calls", ()) or ()]
+    survived = events[-1]["type"] == "done"
+    ledger.fault(
+        f"tool call arguments no store can keep (in process, {type(store).__name__})",
+        survived=survived,
+    )
+    ledger.running(
+        "tool call arguments (in process)", count=len(await store.list_turns(status="running"))
+    )
+    assert survived, events
+    assert [e["args"]["fields"] for e in started] == [shown]
+    assert [dict(call.args)["fields"] for call in calls] == [shown]
 
 
 # --- over a real server -----------------------------------------------------------------

@@ -6,7 +6,8 @@ the first event arrives within `timeout_seconds`, later events within
 `stream_timeout_seconds`, exactly one DoneEvent ends the stream, tool-call arguments are
 mappings. Anything else is a ProviderError with a stable `public_reason`. Text no store
 can keep (NUL, an unpaired surrogate) is replaced with U+FFFD here, where every model
-text enters chatomon (`chatomon.chat.store.storable`).
+text enters chatomon: text chunks, and a tool call's id, name and arguments
+(`chatomon.chat.store.storable`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
 from chatomon._engine.closing import close_stream
-from chatomon.chat.store.storable import storable
+from chatomon.chat.store.storable import storable, storable_value
 from chatomon.errors import ProviderProtocolError, ProviderTimeoutError
 from chatomon.providers.base import (
     ChatEvent,
@@ -109,7 +110,11 @@ def _checked(event: Any, label: str) -> ChatEvent:
                 f"{label} sent tool call {event.name!r} with arguments that are not a mapping",
                 provider=label,
             )
-        return event
+        # Stored with the assistant's message (PostgreSQL's jsonb refuses a NUL as well).
+        call_id, name, args = (storable_value(part) for part in (event.id, event.name, event.args))
+        if call_id is event.id and name is event.name and args is event.args:
+            return event
+        return ToolCallEvent(id=call_id, name=name, args=args)
     raise ProviderProtocolError(
         f"{label} yielded {type(event).__name__}; providers yield TextChunkEvent, "
         "ToolCallEvent and DoneEvent",

@@ -6,23 +6,27 @@ lets a client send as `"\ud800"`) has no UTF-8 encoding, so neither SQLite nor a
 stream can write it. Text that arrives from a client is checked here once, before a turn
 opens, so that nothing is stored half (`unstorable`: the transports refuse it with
 `bad_message`). Text that arrives from a model cannot be refused (the user asked nothing
-wrong): every provider event's text is made storable as it enters chatomon
-(`chatomon.providers.contract`), each such character replaced with U+FFFD, so the user
-sees the answer, it is stored, and the turn completes (`storable`).
+wrong): every provider event's text, a tool call's id, name and arguments included, is made
+storable as it enters chatomon (`chatomon.providers.contract`), each such character
+replaced with U+FFFD, so the user sees the answer, it is stored, and the turn completes
+(`storable`, and `storable_value` for JSON values).
 
 ```python
 unstorable("fine") is None
 unstorable("a\x00b")  # Unstorable(position=1, code_point=0)
 storable("a\x00b")    # "a\ufffdb"
+storable_value({"k\x00": ["\ud800"]})  # {"k\ufffd": ["\ufffd"]}
 ```
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["REPLACEMENT", "Unstorable", "storable", "unstorable"]
+__all__ = ["REPLACEMENT", "Unstorable", "storable", "storable_value", "unstorable"]
 
 _UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
 
@@ -89,3 +93,33 @@ def storable(text: str) -> str:
     # pairs and replaces each unpaired one.
     joined = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
     return joined.replace("\x00", REPLACEMENT)
+
+
+def storable_value(value: Any) -> Any:
+    r"""A JSON-like `value` with `storable` applied to every string in it, keys included.
+
+    Mappings become dicts and lists and tuples lists; other values (numbers, None) are
+    kept. A value with nothing to replace is returned as it is.
+
+    Examples:
+        >>> storable_value({"name\x00": ["a\ud800", 1, None]})
+        {'name\ufffd': ['a\ufffd', 1, None]}
+        >>> fine = {"a": [1, "b"]}
+        >>> storable_value(fine) is fine
+        True
+    """
+    if isinstance(value, str):
+        return storable(value)
+    if isinstance(value, Mapping):
+        pairs = [(storable_value(k), storable_value(v)) for k, v in value.items()]
+        same = all(
+            new is old
+            for pair, kept in zip(pairs, value.items(), strict=True)
+            for new, old in zip(pair, kept, strict=True)
+        )
+        return value if same else dict(pairs)
+    if isinstance(value, list | tuple):
+        items = [storable_value(item) for item in value]
+        same = all(new is old for new, old in zip(items, value, strict=True))
+        return value if same else items
+    return value
