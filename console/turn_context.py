@@ -6,8 +6,9 @@ of the messages only with ``"full"``; otherwise their kinds, tool names and a no
 
 The page shows the conversation as bubbles, and each tool call as a card holding its
 arguments and, folded in from the item that stored it, its result (a result is stored in
-the item's ``result``; its ``content`` is empty). Arguments and results pass the project's
-redaction rule (`chatomon.django.audit.rule`); a payload longer than `PAYLOAD_CHARS` is
+the item's ``result``; its ``content`` is empty). Message texts, arguments and results pass
+the project's redaction rule (`chatomon.django.audit.rule`), as the report beside them did
+(a token in a message is masked in both); a payload longer than `PAYLOAD_CHARS` is
 cut there, the whole of it a download away (`tool_payload`).
 """
 
@@ -108,9 +109,8 @@ def turn_context(turn: Turn, *, limit: int = 12) -> list[ContextItem]:
             if visible:
                 card.result, card.has_result = Payload.of(rule.value(row.result)), True
         else:
-            entries.append(
-                ContextItem(row.kind, row.content if visible else None, blocked=row.blocked)
-            )
+            text = rule.text(row.content) if visible else None
+            entries.append(ContextItem(row.kind, text, blocked=row.blocked))
     return entries
 
 

@@ -171,6 +171,19 @@ def test_detail_withholds_message_text_unless_fully_captured(staff_client, db):
     )
 
 
+def test_message_bubbles_mask_secrets_as_the_captured_report_does(staff_client, db):
+    # The report's user_message passed the rule; the stored message keeps the words as
+    # typed, and the bubble beside it showed the token verbatim.
+    turn = make_turn(conversation(), capture_content="full")
+    ChatMessage.objects.create(
+        conversation_id=turn.conversation_id, position=0, kind="user", created_at=NOW,
+        content="log in with Bearer abcdefgh12345678 please",
+    )  # fmt: skip
+    html = staff_client.get(f"/console/turns/{turn.id}/").content.decode()
+    assert "abcdefgh12345678" not in html
+    assert "log in with Bearer [redacted] please" in html
+
+
 def test_report_download(staff_client, turns):
     response = staff_client.get(f"/console/turns/{turns['blocked']}/report.json")
     assert response["Content-Disposition"].startswith("attachment;")
