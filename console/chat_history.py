@@ -21,9 +21,8 @@ from chatomon.django.audit.rule import current_redaction
 from chatomon.django.models import ChatMessage, Conversation, PendingConfirmation
 from chatomon.django.service import owner_for
 from chatomon.django.settings import chat_settings
-from chatomon.redaction import Redaction
 
-from .previews import first_words
+from .snippets import first_words
 
 __all__ = [
     "ChatEntry",
@@ -116,11 +115,9 @@ def chat_entries(conversation: Conversation) -> list[ChatEntry]:
     return entries
 
 
-def pending_confirmations(
-    conversation: Conversation, redaction: Redaction | None = None
-) -> list[PendingView]:
+def pending_confirmations(conversation: Conversation) -> list[PendingView]:
     """The conversation's undecided confirmations, oldest first, previews redacted."""
-    rule = redaction or current_redaction()
+    rule = current_redaction()
     pending = PendingConfirmation.objects.filter(conversation=conversation, status="pending")
     return [
         PendingView(row.id, row.mutation, row.approver, rule.value(row.preview))

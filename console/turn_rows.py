@@ -3,7 +3,7 @@
 Exported reports pass the redaction rule (`chatomon.django.audit.rule`). A turn waiting
 for a decision has no report yet: its atom and its usage so far come from the snapshot
 stored with its pending confirmation. The list previews what was asked and answered
-within ``capture_content`` (`previews`).
+within ``capture_content`` (`snippets`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from chatomon.django.audit.rule import current_redaction
 from chatomon.django.models import PendingConfirmation, Turn
 
 from .owners import owner_labels
-from .previews import report_previews
+from .snippets import report_snippets
 
 __all__ = ["EXPORT_COLUMNS", "export_rows", "rows_of", "turn_row"]
 
@@ -92,7 +92,7 @@ def rows_of(turns: Iterable[Turn]) -> list[dict[str, Any]]:
     waiting = waiting_details(turns)
     rows = []
     for turn in turns:
-        asked, answered = report_previews(turn.report or {})
+        asked, answered = report_snippets(turn.report or {})
         row = _filled(turn_row(turn, owners), waiting.get(turn.id))
         rows.append({**row, "turn": turn, "asked": asked, "answered": answered})
     return rows
