@@ -1,10 +1,16 @@
-"""`LayerReceiver`: a socket's receive from a failing channel layer, and its groups rejoined."""
+"""`LayerReceiver`: a socket's receive from a failing channel layer, and its groups rejoined;
+the user group a logout closes (`user_group`)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from chatomon.django.service import user_group
 from chatomon.django.transports.layer import LayerReceiver
+
+GROUP_NAME = re.compile(r"[A-Za-z0-9._-]+")
+"""What Channels accepts in a group name (below 100 characters)."""
 
 
 class Layer:
@@ -43,3 +49,14 @@ async def test_no_receive_before_the_rejoin_took_after_the_layer_came_back() -> 
     layer = Layer(down=1, down_rejoins=1)
     assert await LayerReceiver(layer.receive, layer.rejoin)() == {"type": "chat.event"}
     assert layer.log == ["receive failed", "rejoin failed", "rejoined", "received"]
+
+
+def test_each_user_has_a_group_of_their_own() -> None:
+    # A logout closes every socket in the user's group: two primary keys that made the same
+    # group name ("a b" and "a_b" once their unsafe characters were replaced, or two long
+    # keys cut at one length) closed each other's sockets.
+    keys: list[object] = [42, "42", "a b", "a_b", "a/b", "x" * 90, "x" * 91, "é", "e"]
+    groups = {key: user_group(key) for key in keys}
+    assert len(set(groups.values())) == len(keys) - 1  # 42 and "42" are one key
+    assert groups[42] == groups["42"] == "chatomon.user.42"
+    assert all(len(name) < 100 and GROUP_NAME.fullmatch(name) for name in groups.values())

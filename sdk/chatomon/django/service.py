@@ -26,7 +26,9 @@ async for event in service.run_turn(request.user, "Which parts?", owner=owner):
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import re
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -77,16 +79,30 @@ def conversation_group(conversation_id: str | UUID) -> str:
 
 
 def user_group(user_pk: Any) -> str:
-    """The channel-layer group of a user's sockets (the primary key, made group-safe).
+    """The channel-layer group of a user's sockets (one per primary key, never shared).
+
+    A key of group-safe characters (ASCII letters, digits, `-_.`), up to 80, is used as it
+    is; any other is hashed (SHA-256), so that two users never share a group (replacing
+    the unsafe characters would give "a b" and "a_b" one group, and a logout would close
+    the other's sockets) and the name stays under Channels' 100 characters.
 
     Examples:
         >>> user_group(42)
         'chatomon.user.42'
-        >>> user_group("a b/c")
-        'chatomon.user.a_b_c'
+        >>> user_group("a b/c") != user_group("a_b_c")
+        True
+        >>> len(user_group("x" * 500)) < 100
+        True
     """
-    safe = "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else "_" for c in str(user_pk))
-    return f"chatomon.user.{safe[:80]}"
+    key = str(user_pk)
+    if len(key) <= 80 and _GROUP_SAFE.fullmatch(key):
+        return f"chatomon.user.{key}"
+    return (
+        f"chatomon.user-sha256.{hashlib.sha256(key.encode('utf-8', 'surrogatepass')).hexdigest()}"
+    )
+
+
+_GROUP_SAFE = re.compile(r"[A-Za-z0-9._-]+")
 
 
 def owner_for(user: Any, session_key: str | None) -> Owner:
