@@ -29,7 +29,14 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["ParsedPreview", "PreviewRow", "parse_preview", "preview_html", "preview_text"]
+__all__ = [
+    "ParsedPreview",
+    "PreviewRow",
+    "parse_preview",
+    "preview_html",
+    "preview_text",
+    "value_text",
+]
 
 
 @dataclass(frozen=True)
@@ -102,7 +109,10 @@ def parse_preview(preview: Any) -> ParsedPreview:
 
 
 def value_text(value: Any) -> str:
-    """A preview value as text: strings and numbers as written, other values as JSON."""
+    """A value as text: strings and numbers as written, other values as compact JSON.
+
+    The notebook's tables and cards write their cells with it too (`chatomon.notebook.markup`).
+    """
     if isinstance(value, str):
         return value
     if isinstance(value, int | float | Decimal) and not isinstance(value, bool):

@@ -12,10 +12,11 @@ it, so the display reads the same without colour.
 from __future__ import annotations
 
 import html
-import json
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import Literal
+
+from chatomon.preview import value_text
 
 __all__ = [
     "BADGE_COLOURS",
@@ -196,16 +197,6 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
 def view(body: str) -> str:
     """A whole rendering: the scoped style sheet and `body` inside the scope element."""
     return f'{STYLE}<div class="{SCOPE} cm-scoped">{body}</div>'
-
-
-def value_text(value: Any) -> str:
-    """A cell value as plain text: strings as they are, other values as compact JSON."""
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except ValueError:  # a circular structure: its repr still tells what it is
-        return repr(value)
 
 
 def md_escape(value: object) -> str:
