@@ -272,6 +272,17 @@ def test_w003_is_silent_where_the_receive_outlasts_its_block(layers) -> None:
         assert chat_checks() == []
 
 
+@pytest.mark.parametrize(
+    "host",
+    [{"address": REDIS_URL, "socket_timeout": "soon"}, f"{REDIS_URL}?socket_timeout=soon"],
+)
+def test_w003_leaves_a_socket_timeout_it_cannot_read_to_redis(host) -> None:
+    # `manage.py check` raised ValueError on it (a traceback instead of the checks); the
+    # Redis client reports such a value itself when it connects.
+    with override_settings(CHANNEL_LAYERS=redis_layer(host), CACHES=REDIS_CACHE):
+        assert chat_checks(workers=1) == []
+
+
 POSTGRESQL = {"ENGINE": "django.db.backends.postgresql", "NAME": "chatomon"}
 # The W004 tests change DATABASES for the check to read; no connection is made to them.
 ONLY_READ = pytest.mark.filterwarnings("ignore:Overriding setting DATABASES:UserWarning")

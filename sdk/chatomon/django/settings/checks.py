@@ -374,11 +374,14 @@ def _blocking_receive_seconds(backend: Any) -> float | None:
 
 
 def _socket_timeout(host: Any) -> float | None:
-    """The socket_timeout a channels_redis host entry gives its connections (None: none)."""
+    """The socket_timeout a channels_redis host entry gives its connections (None: none).
+
+    A value that is not a number is None too: the Redis client refuses it when it
+    connects, and a check must not fail on what it cannot read.
+    """
     if isinstance(host, Mapping):
         if "socket_timeout" in host:
-            value = host["socket_timeout"]
-            return None if value is None else float(value)
+            return _seconds(host["socket_timeout"])
         address = host.get("address")
     elif isinstance(host, str | bytes):
         address = host.decode() if isinstance(host, bytes) else host
@@ -387,8 +390,16 @@ def _socket_timeout(host: Any) -> float | None:
     if isinstance(address, str):
         query = parse_qs(urlsplit(address).query)
         if query.get("socket_timeout"):
-            return float(query["socket_timeout"][0])
+            return _seconds(query["socket_timeout"][0])
     return _client_default_socket_timeout()
+
+
+def _seconds(value: Any) -> float | None:
+    """`value` as a number of seconds; None when it is None or not a number."""
+    try:
+        return None if value is None else float(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def _client_default_socket_timeout() -> float | None:
