@@ -1,8 +1,8 @@
 """A staff member's own conversation as the Chat screen shows it: messages and tool cards.
 
-Tool arguments, results and confirmation previews pass the project's redaction rule
-(`chatomon.django.audit.rule`), as the streamed events do: a password the staff member
-typed is not shown back.
+Items are drawn by `conversation_items`, as on the turn page. Tool arguments, results
+and confirmation previews pass the project's redaction rule (`chatomon.django.audit.rule`),
+as the streamed events do: a password the staff member typed is not shown back.
 
 A conversation without a stored title is named by the first words of its first message,
 when the atom captures content in full (``capture_content="full"``); otherwise by its date.
@@ -10,7 +10,7 @@ when the atom captures content in full (``capture_content="full"``); otherwise b
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
@@ -22,38 +22,16 @@ from chatomon.django.models import ChatMessage, Conversation, PendingConfirmatio
 from chatomon.django.service import owner_for
 from chatomon.django.settings import chat_settings
 
+from .conversation_items import ConversationItem, conversation_items
 from .snippets import first_words
 
 __all__ = [
-    "ChatEntry",
     "PendingView",
-    "ToolCard",
     "chat_entries",
     "conversations_of",
     "owned_conversation",
     "pending_confirmations",
 ]
-
-
-@dataclass
-class ToolCard:
-    """One tool call and, once it ran, its result."""
-
-    call_id: str
-    name: str
-    arguments: Any
-    result: Any = None
-    has_result: bool = False
-
-
-@dataclass
-class ChatEntry:
-    """A message bubble, or a group of tool cards."""
-
-    kind: str  # "user", "assistant" or "tools"
-    text: str = ""
-    blocked: bool = False
-    tools: list[ToolCard] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -93,26 +71,10 @@ def owned_conversation(user: Any, conversation_id: UUID) -> Conversation | None:
     ).first()
 
 
-def chat_entries(conversation: Conversation) -> list[ChatEntry]:
+def chat_entries(conversation: Conversation) -> list[ConversationItem]:
     """The conversation's items as bubbles, tool results folded into their call's card."""
-    rule = current_redaction()
-    entries: list[ChatEntry] = []
-    cards: dict[str, ToolCard] = {}
-    for row in ChatMessage.objects.filter(conversation=conversation).order_by("position"):
-        if row.kind == "tool_calls":
-            group = [
-                ToolCard(str(c.get("id")), str(c.get("name")), rule.value(c.get("arguments")))
-                for c in row.tool_calls or ()
-            ]
-            cards.update((card.call_id, card) for card in group)
-            entries.append(ChatEntry("tools", tools=group))
-        elif row.kind == "tool_result":
-            card = cards.get(row.call_id or "")
-            if card is not None:
-                card.result, card.has_result = rule.value(row.result), True
-        else:
-            entries.append(ChatEntry(row.kind, text=row.content, blocked=row.blocked))
-    return entries
+    rows = ChatMessage.objects.filter(conversation=conversation).order_by("position")
+    return conversation_items(rows, payload=current_redaction().value, text=str)
 
 
 def pending_confirmations(conversation: Conversation) -> list[PendingView]:

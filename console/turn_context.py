@@ -5,8 +5,7 @@ but that setting decides what the audit trail — and so the console — may sho
 of the messages only with ``"full"``; otherwise their kinds, tool names and a notice.
 
 The page shows the conversation as bubbles, and each tool call as a card holding its
-arguments and, folded in from the item that stored it, its result (a result is stored in
-the item's ``result``; its ``content`` is empty). Message texts, arguments and results pass
+arguments and result (`conversation_items`). Message texts, arguments and results pass
 the project's redaction rule (`chatomon.django.audit.rule`), as the report beside them did
 (a token in a message is masked in both); a payload longer than `PAYLOAD_CHARS` is
 cut there, the whole of it a download away (`tool_payload`).
@@ -15,18 +14,17 @@ cut there, the whole of it a download away (`tool_payload`).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from chatomon.django.audit.rule import current_redaction
 from chatomon.django.models import ChatMessage, Turn
-from chatomon.redaction import Redaction
+
+from .conversation_items import ConversationItem, conversation_items
 
 __all__ = [
     "PAYLOAD_CHARS",
-    "ContextItem",
     "Payload",
-    "ToolCard",
     "content_visible",
     "tool_payload",
     "turn_context",
@@ -51,32 +49,6 @@ class Payload:
         return cls(text[:PAYLOAD_CHARS], truncated=True)
 
 
-@dataclass
-class ToolCard:
-    """One tool call of the conversation and, once stored, its result."""
-
-    call_id: str
-    name: str
-    arguments: Payload | None  # None: withheld by capture_content
-    result: Payload | None = None
-    has_result: bool = False
-
-
-@dataclass
-class ContextItem:
-    """One bubble of the conversation, or a group of tool cards."""
-
-    kind: str  # "user", "assistant", "tools", or another stored kind
-    text: str | None  # None: withheld by capture_content
-    blocked: bool = False
-    tools: list[ToolCard] = field(default_factory=list)
-
-    @property
-    def tool_names(self) -> tuple[str, ...]:
-        """The names of the tools called."""
-        return tuple(card.name for card in self.tools)
-
-
 def content_visible(turn: Turn) -> bool:
     """Whether the turn's report was written with the full text (capture_content="full")."""
     report = turn.report or {}
@@ -90,33 +62,14 @@ def _rows(turn: Turn, limit: int) -> list[ChatMessage]:
     return list(reversed(items.order_by("-position")[:limit]))
 
 
-def turn_context(turn: Turn, *, limit: int = 12) -> list[ContextItem]:
+def turn_context(turn: Turn, *, limit: int = 12) -> list[ConversationItem]:
     """The last `limit` items of the conversation up to the end of `turn`, oldest first."""
-    visible = content_visible(turn)
+    if not content_visible(turn):
+        return conversation_items(_rows(turn, limit), payload=None, text=None)
     rule = current_redaction()
-    entries: list[ContextItem] = []
-    cards: dict[str, ToolCard] = {}
-    for row in _rows(turn, limit):
-        if row.kind == "tool_calls":
-            group = [_card(call, visible, rule) for call in row.tool_calls or ()]
-            cards.update((card.call_id, card) for card in group)
-            entries.append(ContextItem("tools", None, tools=group))
-        elif row.kind == "tool_result":
-            card = cards.get(row.call_id or "")
-            if card is None:  # its call is older than the items shown: a card of its own
-                card = ToolCard(row.call_id or "", row.name or "?", None)
-                entries.append(ContextItem("tools", None, tools=[card]))
-            if visible:
-                card.result, card.has_result = Payload.of(rule.value(row.result)), True
-        else:
-            text = rule.text(row.content) if visible else None
-            entries.append(ContextItem(row.kind, text, blocked=row.blocked))
-    return entries
-
-
-def _card(call: Any, visible: bool, rule: Redaction) -> ToolCard:
-    arguments = Payload.of(rule.value(call.get("arguments"))) if visible else None
-    return ToolCard(str(call.get("id", "")), str(call.get("name", "?")), arguments)
+    return conversation_items(
+        _rows(turn, limit), payload=lambda value: Payload.of(rule.value(value)), text=rule.text
+    )
 
 
 def tool_payload(turn: Turn, call_id: str) -> dict[str, Any] | None:
