@@ -31,6 +31,7 @@ __all__ = ["MAX_BACKOFF_SECONDS", "OUTAGE", "LayerOutage", "LayerReceiver", "att
 logger = logging.getLogger(__name__)
 
 MAX_BACKOFF_SECONDS = 30.0
+"""The longest wait between two tries of an unreachable layer (the wait doubles from 0.5 s)."""
 QUICK_FAILURE_SECONDS = 1.0
 """A receive failing sooner than this found the layer unreachable: back off before retrying."""
 

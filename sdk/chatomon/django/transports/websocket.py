@@ -10,14 +10,14 @@ mounts no route then; 4000 + HTTP's 404, as 4403 is for a denial).
 On connect: a startup failure (bad settings, a provider that cannot be built) closes with
 1011; so does a database that cannot be reached, after a `chat_error` event with
 `reason: "store_unavailable"` (HTTP's 503); the `permission` setting denying closes with
-4403. Then, per frame: a frame that is
-not a JSON object, of unknown type, or a malformed confirm gives `bad_event`; the message
-checks of `chatomon.django.transports.requests` apply; a message while a turn streams gives
-`turn_in_progress`, while this socket's client confirmation is open `confirmation_pending`
-(a staff approval does not block: the user cannot decide it); a confirm while a turn streams
-`turn_in_progress`; a confirm of an unknown or another owner's id `bad_event`, of one
-already decided or expired `confirmation_unavailable` (both from `ChatService`); every
-message and confirm counts against the rate limit.
+4403. Then, per frame: a frame that is not a JSON object, of unknown type, or a malformed
+confirm gives `bad_event`; the message checks of `chatomon.django.transports.requests`
+apply; a message while a turn streams gives `turn_in_progress`, while this socket's client
+confirmation is open `confirmation_pending` (a staff approval does not block: the user
+cannot decide it); a confirm while a turn streams `turn_in_progress`; a confirm of an
+unknown or another owner's id `bad_event`, of one already decided or expired
+`confirmation_unavailable` (both from `ChatService`); every message and confirm counts
+against the rate limit.
 
 One turn runs at a time, in a task of its own; a disconnect cancels it and the service
 records it as aborted. The socket joins the channel-layer group of every conversation its
@@ -28,7 +28,9 @@ A socket of an authenticated user also joins the user's group: a logout closes i
 
 The channel layer failing (Redis down) does not end the socket: its own turns go on, and
 what needs the layer is skipped until it answers again, logged once per outage
-(`transports.layer`).
+(`transports.layer`). The receive from the layer that Channels' consumer sets up
+(`channel_receive`) is wrapped in a `LayerReceiver` for that: raised from there, a layer
+failure would end the consumer and drop the socket with no close frame.
 """
 
 from __future__ import annotations
