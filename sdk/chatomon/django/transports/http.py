@@ -5,9 +5,15 @@
 else POST only (Django's 405 otherwise), CSRF-protected (Django's 403), then, in this order
 and before any turn runs: the `permission` setting (403 `permission_denied`), the body (413
 `request_too_large`, 400 `bad_message` / `message_too_long` / `bad_event`), the owner (the
-user, else the session, created now so its cookie goes out with the response), and one
-request counted against the rate limit (429 `rate_limited`, with `Retry-After`). Refusals
-use the endpoint's own format.
+user, else the session, created now so its cookie goes out with the response), the chat
+service (a provider that cannot be built: 500 `chat_error`, logged once), and one request
+counted against the rate limit (429 `rate_limited`, with `Retry-After`). Refusals use the
+endpoint's own format, never Django's HTML pages: a body that Django would parse as a form
+for the CSRF check (`multipart/form-data`, refused before that check; an urlencoded one
+with too many fields or too large) gets the body's code, and checks that fail on the
+database (reading the user or the session) get `chat_error`, 503 with `reason:
+"store_unavailable"` (any other failure of theirs: 500). A turn that ends with that reason
+(its store could not be reached) is answered with 503 too (`envelope_status`).
 
 The views are async views: under Django's `ASGIHandler` they run on the server's event
 loop and iterate `ChatService.run_turn` there; under WSGI Django runs each on an event
