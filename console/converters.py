@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["AuditIdConverter", "TurnIdConverter", "is_turn_id"]
+__all__ = ["KeyConverter", "TurnIdConverter", "is_turn_id"]
 
 TURN_ID_LENGTH = 64
 """The length of `Turn.id` (chatomon's ids are 32 hex digits; given ids may be longer)."""
@@ -40,8 +40,8 @@ def is_turn_id(value: str) -> bool:
     return re.fullmatch(TurnIdConverter.regex, value) is not None
 
 
-class AuditIdConverter:
-    """An audit event id: a positive integer within the 64-bit key range."""
+class KeyConverter:
+    """A 64-bit integer primary key (an audit event's, a saved view's): digits, in range."""
 
     regex = "[0-9]{1,19}"
 

@@ -2,7 +2,7 @@
 
 Names are in the ``chatomon_console`` namespace (``chatomon_console:dashboard`` ...);
 ``chatomon_console:login`` can serve as the project's ``LOGIN_URL``. Every id in a path
-goes through a converter (``uuid``, ``chatomon_turn_id``, ``chatomon_audit_id``: see
+goes through a converter (``uuid``, ``chatomon_turn_id``, ``chatomon_key``: see
 ``converters``), so a malformed id answers 404 and never reaches a query.
 """
 
@@ -12,13 +12,13 @@ from django.contrib.auth import views as auth_views
 from django.urls import URLPattern, path, re_path, register_converter
 
 from . import live, saved_views
-from .converters import AuditIdConverter, TurnIdConverter
+from .converters import KeyConverter, TurnIdConverter
 from .views import approvals, audit, chat, dashboard, escalations, turns
 
 app_name = "chatomon_console"
 
 register_converter(TurnIdConverter, "chatomon_turn_id")
-register_converter(AuditIdConverter, "chatomon_audit_id")
+register_converter(KeyConverter, "chatomon_key")
 
 urlpatterns: list[URLPattern] = [
     path("", dashboard.dashboard, name="dashboard"),
@@ -61,8 +61,8 @@ urlpatterns: list[URLPattern] = [
         name="escalation_review",
     ),
     path("views/save/", saved_views.save_view, name="save_view"),
-    path("views/<chatomon_audit_id:view_id>/delete/", saved_views.delete_view, name="delete_view"),
+    path("views/<chatomon_key:view_id>/delete/", saved_views.delete_view, name="delete_view"),
     path("audit/", audit.audit_list, name="audit"),
     re_path(r"^audit/export\.(?P<fmt>csv|jsonl)$", audit.audit_export, name="audit_export"),
-    path("audit/<chatomon_audit_id:event_id>/", audit.audit_detail, name="audit_detail"),
+    path("audit/<chatomon_key:event_id>/", audit.audit_detail, name="audit_detail"),
 ]

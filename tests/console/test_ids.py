@@ -24,6 +24,7 @@ MALFORMED = [
     ("GET", "/console/audit/9223372036854775808/"),
     ("GET", "/console/audit/99999999999999999999999/"),
     ("GET", "/console/chat/not-a-uuid/"),
+    ("POST", "/console/views/9223372036854775808/delete/"),
     ("POST", "/console/chat/confirm/%00/"),
     ("POST", "/console/approvals/%00/decide/"),
 ]
