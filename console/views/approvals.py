@@ -83,8 +83,12 @@ def _card_response(
     card = cards([confirmation], now=now, may_decide=may_decide)[0]
     context: dict[str, Any] = {"card": card, **extra}
     if not wants_fragment(request):
-        # Without JavaScript the answer is the whole queue, this card's outcome on top.
-        context.update(result=card, cards=cards(queue(), now=now, may_decide=may_decide))
+        # Without JavaScript the answer is the whole queue: a decision's card on top, among
+        # "your decisions"; a refusal as an alert above the queue, the card left in it.
+        context.update(
+            result=card if final else None,
+            cards=cards(queue(), now=now, may_decide=may_decide),
+        )
         return render_screen(request, QUEUE, context, partial="card", status=status)
     response = render_screen(
         request, QUEUE, context, partial="decided" if final else "card", status=status

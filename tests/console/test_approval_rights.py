@@ -88,6 +88,11 @@ def test_approving_needs_the_approve_mutation_permission(harness):
     # A plain form post is refused the same way, as a whole page.
     page = approve(dana, pending["id"], Accept="text/html")
     assert page.status_code == 403 and b"<html" in page.content and harness.log == []
+    # The refusal is an alert, not a card among "your decisions" (it decided nothing).
+    html = page.content.decode()
+    assert f'id="cc-decided-{pending["id"]}"' not in html
+    assert 'role="alert">Approving needs the permission chatomon.approve_mutation.' in html
+    assert 'class="cc-conflict"' not in card_of(html, pending["id"])  # nor on the queue's cards
     # Rejecting needs only the decide permission.
     rejected = login(dana).post(
         f"/console/approvals/{pending['id']}/decide/", {"decision": "reject"}, headers=HTMX
