@@ -334,6 +334,50 @@ async def test_a_database_away_at_admission_sends_store_unavailable_then_closes_
     assert any("database is unavailable" in r.getMessage() for r in caplog.records)
 
 
+async def test_a_confirm_while_the_database_is_away_answers_store_unavailable(monkeypatch):
+    # A confirm frame looks its confirmation up in the store before its turn's task starts:
+    # a store failure there escaped the frame's handler, ending the consumer (a socket
+    # dropped with no close frame on a server) instead of a chat_error.
+    from chatomon.errors import StoreUnavailableError  # noqa: PLC0415
+
+    async def unreachable(*args: Any, **kwargs: Any) -> Any:
+        raise StoreUnavailableError("the chat store's database is unavailable")
+
+    socket = await open_socket()
+    monkeypatch.setattr(chat_service().store, "get_confirmation", unreachable)
+    await send(socket, {"type": "confirm", "confirmation_id": str(uuid4()), "confirmed": True})
+    event = json.loads(await socket.receive_from(5))
+    assert (event["type"], event["code"], event.get("reason")) == (
+        "error",
+        "chat_error",
+        "store_unavailable",
+    )
+    monkeypatch.undo()
+    await send(socket, {"type": "message", "text": "still here"})  # the socket stays open
+    assert (await until_terminal(socket))[-1]["type"] == "done"
+    await socket.disconnect()
+
+
+async def test_a_frame_whose_handler_fails_answers_chat_error_and_the_socket_stays_open(
+    monkeypatch,
+):
+    from chatomon.django.transports import websocket  # noqa: PLC0415
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise KeyError("a bug")
+
+    socket = await open_socket()
+    monkeypatch.setattr(websocket, "parse_message", broken)
+    await send(socket, {"type": "message", "text": "hello"})
+    event = json.loads(await socket.receive_from(5))
+    assert (event["type"], event["code"]) == ("error", "chat_error")
+    assert "bug" not in json.dumps(event)
+    monkeypatch.undo()
+    await send(socket, {"type": "message", "text": "hello"})
+    assert (await until_terminal(socket))[-1]["type"] == "done"
+    await socket.disconnect()
+
+
 async def test_foreign_origins_are_refused_and_allowed_origins_win(settings):
     refused = WebsocketCommunicator(
         _application(), "/chat/", headers=[(b"origin", b"http://evil.example")]

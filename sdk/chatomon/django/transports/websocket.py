@@ -17,7 +17,8 @@ confirmation is open `confirmation_pending` (a staff approval does not block: th
 cannot decide it); a confirm while a turn streams `turn_in_progress`; a confirm of an
 unknown or another owner's id `bad_event`, of one already decided or expired
 `confirmation_unavailable` (both from `ChatService`); every message and confirm counts
-against the rate limit.
+against the rate limit. A frame whose handling fails gets a `chat_error` (with `reason:
+"store_unavailable"` when the store could not be reached) and the socket stays open.
 
 One turn runs at a time, in a task of its own; a disconnect cancels it and the service
 records it as aborted. The socket joins the channel-layer group of every conversation its
@@ -78,6 +79,7 @@ from chatomon.django.transports.requests import (
     parse_message,
 )
 from chatomon.django.transports.socket_state import SocketState
+from chatomon.errors import StoreUnavailableError
 
 __all__ = [
     "CLOSE_DISABLED",
@@ -205,7 +207,21 @@ class ChatConsumer(AsyncWebsocketConsumer):
         """Answer one client frame (none once the socket closed for a logout)."""
         if getattr(self, "logged_out", False):
             return
-        raw = text_data if text_data is not None else (bytes_data or b"")
+        try:
+            await self._answer(text_data if text_data is not None else (bytes_data or b""))
+        except StoreUnavailableError as error:
+            # A confirm's lookup of its confirmation, before any turn runs.
+            logger.error("chat socket frame refused: the store is unavailable: %s", error)
+            send_chat_error("chat_error", GENERIC_ERROR_MESSAGE, exception=error, user=self.user)
+            await self.send_event(store_unavailable_event())
+        except Exception as error:
+            # Raised out of this handler, any failure would end the consumer: the socket
+            # dropped with no close frame. The frame gets a chat_error; the socket goes on.
+            logger.exception("chat socket frame failed")
+            send_chat_error("chat_error", GENERIC_ERROR_MESSAGE, exception=error, user=self.user)
+            await self.send_event(error_event("chat_error", GENERIC_ERROR_MESSAGE))
+
+    async def _answer(self, raw: str | bytes) -> None:
         decoded = decode_object(raw, "bad_event")
         if isinstance(decoded, BadRequest):
             await self.send_event(decoded.event)
