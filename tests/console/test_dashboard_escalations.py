@@ -96,3 +96,19 @@ def test_reviewing_needs_its_permission_and_a_valid_status(htmx_client):
         ).status_code
         == 404
     )
+
+
+def test_a_refused_review_is_shown_once_and_a_resolution_stays(staff_client, htmx_client):
+    turn, other = make_turn(escalated=True), make_turn(escalated=True)
+    # A plain form with a bad status: the whole list (it was an empty page without the
+    # filters or the turns), the error once, above it.
+    page = staff_client.post(f"/console/escalations/{turn.id}/review/", {"status": "ignored"})
+    html = page.content.decode()
+    assert page.status_code == 422 and turn.id[:11] in html and other.id[:11] in html
+    assert html.count("Select a valid choice.") == 1 and 'name="state"' in html
+    # Resolved is final: acknowledging it afterwards (the page no longer offers it) is refused.
+    htmx_client.post(f"/console/escalations/{turn.id}/review/", {"status": "resolved"})
+    again = htmx_client.post(f"/console/escalations/{turn.id}/review/", {"status": "acknowledged"})
+    assert again.status_code == 409 and "resolved already" in again.content.decode()
+    review = apps.get_model("chatomon_console", "EscalationReview").objects.get(turn=turn)
+    assert review.status == "resolved"
