@@ -358,6 +358,27 @@ async def test_a_confirm_while_the_database_is_away_answers_store_unavailable(mo
     await socket.disconnect()
 
 
+async def test_a_followed_conversation_with_the_store_away_closes_1011_after_the_event(
+    monkeypatch,
+):
+    # `?conversation_id=` is looked up in the store after admission (which may need no
+    # database: a cached or signed-cookie session): that failure ended the consumer.
+    from chatomon.errors import StoreUnavailableError  # noqa: PLC0415
+
+    async def unreachable(*args: Any, **kwargs: Any) -> Any:
+        raise StoreUnavailableError("the chat store's database is unavailable")
+
+    monkeypatch.setattr(chat_service().store, "get_conversation", unreachable)
+    socket = await open_socket(path=f"/chat/?conversation_id={uuid4()}")
+    event = json.loads(await socket.receive_from(5))
+    assert (event["type"], event["code"], event.get("reason")) == (
+        "error",
+        "chat_error",
+        "store_unavailable",
+    )
+    assert await socket.receive_output(5) == {"type": "websocket.close", "code": 1011}
+
+
 async def test_a_frame_whose_handler_fails_answers_chat_error_and_the_socket_stays_open(
     monkeypatch,
 ):

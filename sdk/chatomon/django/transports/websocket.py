@@ -121,8 +121,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
         `enabled` is read from the cached settings on each connect, before the service is
         built: a disabled chat builds no provider. A provider that cannot be built closes
         with 1011 (logged once: `available_service`). A database that cannot be reached
-        (reading the user at the handshake, or the session at admission) sends the
-        `chat_error` of HTTP's 503 (`reason: "store_unavailable"`), then closes with 1011.
+        (reading the user at the handshake, the session at admission, or the conversation
+        named by `?conversation_id=`) sends the `chat_error` of HTTP's 503 (`reason:
+        "store_unavailable"`), then closes with 1011.
         """
         await self.accept()
         self.state = SocketState()
@@ -150,8 +151,13 @@ class ChatConsumer(AsyncWebsocketConsumer):
                 raise unreadable
             # `released`: a connection the database closed while idle is replaced, as
             # every store call's is, instead of failing the socket.
-            allowed = await database_sync_to_async(released)(self._admit)
-        except (OperationalError, InterfaceError) as error:
+            if not await database_sync_to_async(released)(self._admit):
+                await self.close(code=CLOSE_FORBIDDEN)
+                return
+            if self.owner.kind == "user":
+                await self._join_group(user_group(self.owner.key))
+            await self._subscribe_from_query()  # a store call: inside these handlers
+        except (OperationalError, InterfaceError, StoreUnavailableError) as error:
             logger.error("chat socket refused: the database is unavailable: %s", error)
             send_chat_error("chat_error", GENERIC_ERROR_MESSAGE, exception=error)
             await self.send_event(store_unavailable_event())
@@ -161,13 +167,6 @@ class ChatConsumer(AsyncWebsocketConsumer):
             logger.exception("chat socket failed to start")
             send_chat_error("chat_error", "The chat socket failed to start.", exception=error)
             await self.close(code=CLOSE_STARTUP_FAILED)
-            return
-        if not allowed:
-            await self.close(code=CLOSE_FORBIDDEN)
-            return
-        if self.owner.kind == "user":
-            await self._join_group(user_group(self.owner.key))
-        await self._subscribe_from_query()
 
     def _admit(self) -> bool:
         """The checks of a new socket, in one trip to a thread: permission, then identity."""
