@@ -45,7 +45,7 @@ from chatomon.providers.testing import FunctionProvider, tool_call
 from chatomon.redaction import Redaction, record_filters
 from chatomon.schemas import TurnReport
 from tests.chat.services import collect
-from tests.console.conftest import make_user
+from tests.console.conftest import login, make_user
 from tests.ledger import Ledger
 
 PASSWORD = "hunter2-Zq9xPw"
@@ -106,9 +106,7 @@ def staff_user() -> User:
 
 @pytest.fixture
 def staff_client(staff_user: User) -> Client:
-    client = Client()
-    client.force_login(staff_user)
-    return client
+    return login(staff_user)
 
 
 def suspended(service: ChatService, user: User) -> dict[str, Any]:
