@@ -4,6 +4,7 @@
 |--------------------------|-------------------------------------------------------------|
 | `chatomon_console.E001`  | Django < 6 without `template_partials` (partial responses fail) |
 | `chatomon_console.E003`  | sessions, messages, auth or `chatomon.django` is not installed  |
+| `chatomon_console.E004`  | `CHATOMON_CONSOLE` is not valid (the approvals pages would fail) |
 | `chatomon_console.W001`  | `HtmxMiddleware` is not in MIDDLEWARE                       |
 """
 
@@ -17,7 +18,11 @@ from django.apps import apps
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Warning, register
 
-__all__ = ["REQUIRED_APPS", "check_console", "console_problems"]
+from chatomon.errors import ConfigurationError
+
+from .conf import SETTING, build_console_settings
+
+__all__ = ["REQUIRED_APPS", "check_console", "console_problems", "settings_problems"]
 
 REQUIRED_APPS = (
     "django.contrib.auth",
@@ -64,8 +69,26 @@ def console_problems(
     return problems
 
 
+def settings_problems(raw: Any) -> list[CheckMessage]:
+    """The problem of a CHATOMON_CONSOLE value, if it has one (at startup, not on a page)."""
+    try:
+        build_console_settings(raw)
+    except ConfigurationError as error:
+        return [
+            Error(
+                str(error),
+                hint=f"Fix {SETTING}: see chatomon.console.conf for its keys.",
+                id="chatomon_console.E004",
+            )
+        ]
+    return []
+
+
 @register()
 def check_console(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """The registered check: `console_problems` for this project."""
+    """The registered check: `console_problems` and `settings_problems` for this project."""
     installed = {config.name for config in apps.get_app_configs()}
-    return console_problems(installed, list(settings.MIDDLEWARE), django.VERSION[:2])
+    return [
+        *console_problems(installed, list(settings.MIDDLEWARE), django.VERSION[:2]),
+        *settings_problems(getattr(settings, SETTING, None)),
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 from django.core.checks import run_checks
 
@@ -43,3 +44,11 @@ def test_the_test_project_passes_the_registered_check() -> None:
     # databases=[]: Django 6 otherwise gives every model check the database.
     messages = run_checks(databases=[])
     assert [m.id for m in messages if m.id and m.id.startswith("chatomon_console")] == []
+
+
+def test_a_wrong_console_setting_is_named_at_startup(settings: Any) -> None:
+    # Without the check, the approvals pages answered 500 at their first card.
+    settings.CHATOMON_CONSOLE = {"four_eyes": "maybe"}
+    (problem,) = [m for m in run_checks(databases=[]) if m.id == "chatomon_console.E004"]
+    assert "CHATOMON_CONSOLE['four_eyes']" in problem.msg and problem.hint
+    assert checks.settings_problems(None) == []
