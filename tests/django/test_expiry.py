@@ -176,3 +176,38 @@ async def test_a_decision_before_the_expiry_leaves_the_expiry_nothing(settings):
     later = datetime.fromisoformat(pending["expires_at"]) + timedelta(seconds=1)
     assert [e async for e in service.expire_confirmation(pending["id"], now=later)] == []
     assert await Part.objects.filter(name="Bolt").aexists()
+
+
+async def test_a_store_outage_while_a_stream_waits_keeps_it_waiting():
+    # An SSE stream waiting on its client's confirmation asks the store every poll whether
+    # it was decided: one poll meeting a database restart ended the stream with a bare
+    # chat_error (the decision still pending, its client told nothing useful).
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    from chatomon.django.transports.expiry import through_expiry  # noqa: PLC0415
+    from chatomon.errors import StoreUnavailableError  # noqa: PLC0415
+
+    polls: list[UUID] = []
+
+    async def get_confirmation(key: UUID, owner: Owner) -> Any:
+        polls.append(key)
+        if len(polls) == 1:
+            raise StoreUnavailableError("the chat store's database is unavailable")
+        return None  # then: decided elsewhere, the stream ends
+
+    waiting = {
+        "type": "confirm_mutation",
+        "approver": "client",
+        "id": "6f1c8e5e-1a2b-4c3d-8e9f-0a1b2c3d4e5f",
+        "expires_at": (datetime.now(UTC) + timedelta(seconds=30)).isoformat(),
+    }
+
+    async def events() -> Any:
+        yield waiting
+
+    service: Any = SimpleNamespace(store=SimpleNamespace(get_confirmation=get_confirmation))
+    streamed = [
+        e async for e in through_expiry(events(), service, Owner.user(7), poll_seconds=0.01)
+    ]
+    assert streamed == [waiting]
+    assert polls == [UUID(waiting["id"])] * 2

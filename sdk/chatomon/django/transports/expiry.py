@@ -17,6 +17,7 @@ conversation's channel-layer group.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -28,6 +29,7 @@ from chatomon.chat.pipeline import ChatService
 from chatomon.chat.pipeline.wire import resolved_event
 from chatomon.chat.store.records import Owner
 from chatomon.django.persistence.connections import release_spent_connections
+from chatomon.errors import StoreUnavailableError
 
 __all__ = [
     "EXPIRY_GRACE_SECONDS",
@@ -36,6 +38,8 @@ __all__ = [
     "seconds_left",
     "through_expiry",
 ]
+
+logger = logging.getLogger(__name__)
 
 EXPIRY_POLL_SECONDS = 2.0
 """How often a stream waiting on its client's confirmation asks whether it was decided."""
@@ -77,7 +81,8 @@ async def through_expiry(
 
     While it waits the stream asks every `poll_seconds` whether the confirmation was
     decided elsewhere (`POST chat/confirm/`, whose answer carries the resumed turn): it
-    then ends with nothing more. When it runs out, its expiry's events follow.
+    then ends with nothing more. A poll the store cannot answer (the database away) is
+    skipped. When it runs out, its expiry's events follow.
     """
     last: dict[str, Any] | None = None
     async for event in events:
@@ -91,7 +96,13 @@ async def through_expiry(
     key = UUID(last["id"])
     while (remaining := seconds_left(last)) > EXPIRY_GRACE_SECONDS:
         await asyncio.sleep(min(poll_seconds, remaining))
-        found = await service.store.get_confirmation(key, owner=owner)
+        try:
+            found = await service.store.get_confirmation(key, owner=owner)
+        except StoreUnavailableError as error:
+            # A database restart must not end the wait: the next poll asks again, and
+            # the expiry answers store_unavailable itself if the outage outlasts it.
+            logger.warning("a stream waiting on confirmation %s could not poll: %s", key, error)
+            continue
         if found is None or found.status not in ("pending", "expired"):
             return  # decided: its events went to whoever decided
     await asyncio.sleep(EXPIRY_GRACE_SECONDS)
