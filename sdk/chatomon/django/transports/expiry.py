@@ -100,8 +100,9 @@ async def through_expiry(
             found = await service.store.get_confirmation(key, owner=owner)
         except StoreUnavailableError as error:
             # A database restart must not end the wait: the next poll asks again, and
-            # the expiry answers store_unavailable itself if the outage outlasts it.
-            logger.warning("a stream waiting on confirmation %s could not poll: %s", key, error)
+            # the expiry answers store_unavailable itself if the outage outlasts it. Debug
+            # only: every waiting stream polls, and the outage is logged where it fails.
+            logger.debug("a stream waiting on confirmation %s could not poll: %s", key, error)
             continue
         if found is None or found.status not in ("pending", "expired"):
             return  # decided: its events went to whoever decided
