@@ -295,7 +295,10 @@ def console_routes() -> list[tuple[str, URLPattern]]:
     return [(p.name or "", p) for p in resolver.url_patterns if isinstance(p, URLPattern)]
 
 
-POST_ONLY = {"chat_send", "chat_confirm", "approval_decide", "escalation_review", "logout"}
+POST_ONLY = {
+    "chat_send", "chat_confirm", "approval_decide", "escalation_review", "save_view",
+    "delete_view", "logout",
+}  # fmt: skip
 PUBLIC = {"login"}  # the login form is for everyone
 
 
@@ -307,6 +310,8 @@ def console_url(name: str, pattern: URLPattern, owner: Owner) -> str:
         "turn_id": owner.turn,
         "fmt": "jsonl",
         "event_id": 1,
+        "call_id": "c1",
+        "view_id": 1,
     }
     kwargs = {key: values[key] for key in keys}
     if "fmt" in str(pattern.pattern):
@@ -369,6 +374,9 @@ def test_no_console_page_for_anyone_but_staff_and_staff_see_only_their_own_chat(
                     # Every console page of any staff member listens (the pending badge);
                     # the queue in it needs view_approvals (tests/console cover that).
                     held = status == 200
+                elif who == "clerk" and name == "delete_view":
+                    # Any staff member keeps saved views; view 1 is nobody's or another's.
+                    held = status == 404
                 elif who == "clerk":
                     # Staff without the area's permission: 403.
                     held = status in (302, 403, 405) and not leaked
@@ -417,6 +425,9 @@ MALFORMED = (
     "/console/chat/confirm/%00/",
     "/console/approvals/%00/decide/",
     "/console/approvals/00000000-0000-0000-0000-00000000000G/decide/",
+    "/console/turns/compare/?t=%00&t=a",
+    "/console/turns/a%00/tools/c1.json",
+    "/console/views/9223372036854775808/delete/",
 )
 
 
@@ -430,7 +441,7 @@ def test_malformed_console_ids_answer_404(server: AsgiServer, ledger: Ledger) ->
             for url in MALFORMED:
                 method = (
                     "POST"
-                    if url.endswith(("/decide/", "/review/")) or "/confirm/" in url
+                    if url.endswith(("/decide/", "/review/", "/delete/")) or "/confirm/" in url
                     else "GET"
                 )
                 response = await client.request(method, url, headers=headers)
