@@ -333,3 +333,15 @@ def test_without_ipywidgets_the_error_names_the_notebook_extra() -> None:
         "True",
         "reports_to_dataframe",
     ]
+
+
+async def test_closing_the_widget_stops_the_expiry_countdown() -> None:
+    service = chat_service(ScriptedProvider([[RENAME], ["Renamed."]]), [])
+    widget = ChatWidget(service)
+    widget.send("Rename Steel to Iron")
+    await widget.wait()
+    tick = widget._expiry_tick
+    assert tick is not None and not tick.cancelled()  # "expires in ..." counts down
+    widget.close()
+    # It re-rendered a closed widget once a second until the confirmation expired.
+    assert tick.cancelled() and widget._expiry_tick is None

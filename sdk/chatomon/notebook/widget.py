@@ -196,6 +196,15 @@ class ChatWidget(ChatState, ipywidgets.VBox):  # type: ignore[misc]
         self._add({"role": "notice", "text": "Stopped."})
         self.status = "stopped"
 
+    def close(self) -> None:
+        """Close the widget and its views; a pending confirmation's countdown stops too."""
+        # Also called by ipywidgets' __del__, on a widget whose __init__ may have failed.
+        tick = getattr(self, "_expiry_tick", None)
+        if tick is not None:
+            tick.cancel()
+            self._expiry_tick = None
+        super().close()
+
     async def wait(self) -> None:
         """Wait until the turn answered, failed or stopped, or waits for a confirmation.
 
