@@ -139,5 +139,4 @@ async def approval_decide(request: HttpRequest, confirmation_id: UUID) -> HttpRe
         final=True,
         won=outcome.won,
         conflict=not outcome.won,
-        events=outcome.events,
     )
