@@ -132,8 +132,9 @@ def _read(request: HttpRequest, code: str) -> Mapping[str, Any] | BadRequest:
     except RequestDataTooBig:
         return too_large()
     except RawPostDataException:
-        # The CSRF check read a multipart body as a form (request.POST) before this view:
-        # Django keeps no bytes of it. A chat body is JSON, whatever it says it is.
+        # Something before this view (a project's middleware) read a multipart body as a
+        # form (request.POST): Django keeps no bytes of it. The view's own CSRF check never
+        # does (`_form_bodies_refused` refuses multipart before it). A chat body is JSON.
         return not_json(code)
     return decode_object(body, code)
 
