@@ -3,11 +3,13 @@ the user group a logout closes (`user_group`)."""
 
 from __future__ import annotations
 
+import asyncio
 import re
+import time
 from typing import Any
 
 from chatomon.django.service import user_group
-from chatomon.django.transports.layer import LayerReceiver
+from chatomon.django.transports.layer import LayerReceiver, attempt
 
 GROUP_NAME = re.compile(r"[A-Za-z0-9._-]+")
 """What Channels accepts in a group name (below 100 characters)."""
@@ -60,3 +62,13 @@ def test_each_user_has_a_group_of_their_own() -> None:
     assert len(set(groups.values())) == len(keys) - 1  # 42 and "42" are one key
     assert groups[42] == groups["42"] == "chatomon.user.42"
     assert all(len(name) < 100 and GROUP_NAME.fullmatch(name) for name in groups.values())
+
+
+async def test_a_layer_call_that_never_answers_counts_as_failed() -> None:
+    """A Redis that neither answers nor refuses holds no logout or decision for long."""
+    never = asyncio.get_running_loop().create_future()
+    started = time.monotonic()
+    assert await attempt("publishing", never, seconds=0.2) is False
+    assert time.monotonic() - started < 5
+    assert never.cancelled()
+    assert await attempt("publishing", asyncio.sleep(0), seconds=0.2) is True

@@ -4,8 +4,10 @@ A chat socket needs the channel layer only for what happens elsewhere: the event
 turns resumed by someone else (a staff approval, another process, an expiry sweep) and the
 close on its user's logout. Its own turns stream without it. So when the layer fails:
 
-- a group join, leave or publish that fails is skipped (`attempt`); a socket joined to
-  nothing still chats;
+- a group join, leave or publish that fails, or takes longer than `CALL_TIMEOUT_SECONDS`
+  (a Redis that accepts nothing and refuses nothing would hold a logout request or a staff
+  decision for the system's connect timeout, minutes), is skipped (`attempt`); a socket
+  joined to nothing still chats;
 - a socket's receive from the layer that fails (`LayerReceiver`) is retried, at once when
   it had been waiting a while (a client timeout: the layer answered until then), else after
   a back-off of up to `MAX_BACKOFF_SECONDS`; once the layer answers again the socket rejoins
@@ -26,12 +28,21 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["MAX_BACKOFF_SECONDS", "OUTAGE", "LayerOutage", "LayerReceiver", "attempt"]
+__all__ = [
+    "CALL_TIMEOUT_SECONDS",
+    "MAX_BACKOFF_SECONDS",
+    "OUTAGE",
+    "LayerOutage",
+    "LayerReceiver",
+    "attempt",
+]
 
 logger = logging.getLogger(__name__)
 
 MAX_BACKOFF_SECONDS = 30.0
 """The longest wait between two tries of an unreachable layer (the wait doubles from 0.5 s)."""
+CALL_TIMEOUT_SECONDS = 5.0
+"""The longest a group join, leave or publish may take before it counts as failed."""
 QUICK_FAILURE_SECONDS = 1.0
 """A receive failing sooner than this found the layer unreachable: back off before retrying."""
 
@@ -77,10 +88,12 @@ OUTAGE = LayerOutage()
 """The process's one outage record: one log line per outage, whatever the number of sockets."""
 
 
-async def attempt(operation: str, action: Awaitable[Any]) -> bool:
-    """Await a layer operation; False (logged in `OUTAGE`) when the layer failed it."""
+async def attempt(
+    operation: str, action: Awaitable[Any], seconds: float = CALL_TIMEOUT_SECONDS
+) -> bool:
+    """Await a layer operation; False (logged in `OUTAGE`) when it failed or timed out."""
     try:
-        await action
+        await asyncio.wait_for(action, seconds)
     except Exception as error:  # noqa: BLE001 - any layer failure leaves the socket degraded
         OUTAGE.failed(operation, error)
         return False
