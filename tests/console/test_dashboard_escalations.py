@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.apps import apps
 
-from chatomon.django.models import ChatMessage
+from chatomon.django.models import ChatMessage, Turn
 from tests.console.conftest import (
     conversation,
     login,
@@ -112,3 +112,12 @@ def test_a_refused_review_is_shown_once_and_a_resolution_stays(staff_client, htm
     assert again.status_code == 409 and "resolved already" in again.content.decode()
     review = apps.get_model("chatomon_console", "EscalationReview").objects.get(turn=turn)
     assert review.status == "resolved"
+
+
+def test_a_review_form_targets_its_card_whatever_the_turn_id(staff_client):
+    # Given turn ids may hold "." and ":" (TurnIdConverter): "#cc-escalation-ext:1.a" is a
+    # selector for something else entirely, so the swap must not be addressed by the id.
+    Turn.objects.filter(pk=make_turn(escalated=True).id).update(id="ext:1.a")
+    html = staff_client.get("/console/escalations/").content.decode()
+    form = html[html.index('action="/console/escalations/ext:1.a/review/"') :]
+    assert 'hx-target="closest li"' in form[: form.index(">")]
