@@ -52,10 +52,11 @@ if MISSING is not None and os.environ.get("CHATOMON_REQUIRE_BROWSER"):
 
 @dataclass
 class Demo:
-    """The served demo: its address and its log."""
+    """The served demo: its address, its log and its data folder (for `manage`)."""
 
     server: DemoServer
     url: str
+    data_dir: Path
 
 
 @contextmanager
@@ -81,7 +82,7 @@ def served_demo(tmp_path_factory: pytest.TempPathFactory, provider: str) -> Iter
     )
     try:
         url = server.wait_until_serving()
-        yield Demo(server=server, url=url)
+        yield Demo(server=server, url=url, data_dir=data_dir)
     finally:
         status = server.interrupt()
     assert status == 0, server.log

@@ -15,6 +15,7 @@ from typing import Any
 from playwright.sync_api import expect
 
 from tests.browser.conftest import STAFF, apply_filter, log_in, open_chat, say, screenshot
+from tests.demo.process import manage
 
 
 def chat_once(new_page: Any) -> str:
@@ -73,11 +74,24 @@ def test_the_audit_list_filters_by_type_and_payload(new_page) -> None:
     screenshot(staff, "audit-detail")
 
 
-def test_the_escalations_screen_renders_for_staff(new_page) -> None:
+def test_the_escalations_screen_renders_for_staff(new_page, demo) -> None:
+    # An escalated turn under a given id holding ":" and "." (ids the console accepts).
+    escalated = (
+        "from chatomon.django.models import Turn;"
+        "from tests.console.conftest import make_turn;"
+        "Turn.objects.filter(pk=make_turn(escalated=True).id).update(id='ext:1.a')"
+    )
+    manage(demo.data_dir, "shell", "-c", escalated)
     staff = new_page()
     log_in(staff, STAFF, "/console/escalations/")
     expect(staff.get_by_role("heading", name="Escalations", level=1)).to_be_visible()
     screenshot(staff, "escalations")
+    # Acknowledging swaps that card in place: the form finds its card, not "#...ext:1.a".
+    card = staff.locator(".cc-card", has_text="ext:1.a")
+    card.get_by_label("Note").fill("looking into it")
+    card.get_by_role("button", name="Acknowledge").click()
+    expect(card).to_contain_text("Acknowledged by")
+    expect(card.get_by_role("button", name="Acknowledge")).to_have_count(0)
 
 
 def test_a_blocked_prompt_injection_is_found_by_the_orbital_that_stopped_it(new_page) -> None:
