@@ -25,12 +25,9 @@ from tests.asgi_app.servers import (
     server_environment,
     staff_approval_over_socket,
 )
+from tests.services import needs_postgres_and_redis
 
-pytestmark = pytest.mark.skipif(
-    not os.environ.get("DATABASE_URL", "").startswith("postgres")
-    or not os.environ.get("REDIS_URL"),
-    reason="needs DATABASE_URL (PostgreSQL) and REDIS_URL",
-)
+pytestmark = needs_postgres_and_redis
 BUDGET = 6
 CREATE = 'mutate createPart {"name": "Bolt"}'
 

@@ -37,11 +37,9 @@ from tests.asgi_app.servers import (
     server_environment,
 )
 from tests.django_settings import database_from_url
+from tests.services import needs_postgres
 
-pytestmark = pytest.mark.skipif(
-    not os.environ.get("DATABASE_URL", "").startswith("postgres"),
-    reason="needs DATABASE_URL (PostgreSQL)",
-)
+pytestmark = needs_postgres
 MODEL_SECONDS = 2.0
 MOST_UNPOOLED_CONNECTIONS = min(32, (os.cpu_count() or 1) + 4) + 2
 """Without a pool: a store call on each worker thread of the server loop's executor

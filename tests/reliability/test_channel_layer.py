@@ -46,12 +46,9 @@ from tests.asgi_app.servers import (
 )
 from tests.ledger import Ledger
 from tests.reliability.faults import TcpProxy, proxied_url, target_of
+from tests.services import needs_postgres_and_redis
 
-pytestmark = pytest.mark.skipif(
-    not os.environ.get("DATABASE_URL", "").startswith("postgres")
-    or not os.environ.get("REDIS_URL"),
-    reason="needs DATABASE_URL (PostgreSQL) and REDIS_URL",
-)
+pytestmark = needs_postgres_and_redis
 LAYER_CONFIGS = {"README config": "10", "redis-py default timeout": "default"}
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -51,11 +50,9 @@ from tests.asgi_app.servers import (
 )
 from tests.ledger import Ledger
 from tests.reliability.faults import TcpProxy, proxied_url, target_of
+from tests.services import needs_postgres
 
-pytestmark = pytest.mark.skipif(
-    not os.environ.get("DATABASE_URL", "").startswith("postgres"),
-    reason="needs DATABASE_URL (PostgreSQL)",
-)
+pytestmark = needs_postgres
 
 SETTINGS = "tests.reliability.server_settings"
 MODEL_SECONDS = 2.0

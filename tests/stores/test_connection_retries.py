@@ -9,18 +9,14 @@ again would only fail, or wait, again.
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from django.db import OperationalError, connection
 
 from chatomon.django.persistence.connections import MAX_RECONNECTS, released
+from tests.services import needs_postgres
 
 pytestmark = [
-    pytest.mark.skipif(
-        not os.environ.get("DATABASE_URL", "").startswith("postgres"),
-        reason="needs DATABASE_URL (PostgreSQL)",
-    ),
+    needs_postgres,
     pytest.mark.django_db(transaction=True),
 ]
 
