@@ -3,7 +3,7 @@
 A model may answer with a NUL character or an unpaired surrogate (a vendor's broken
 decoding, a local model's byte fallback). The user asked nothing wrong, so the turn is not
 refused: every provider text is made storable where it enters chatomon
-(`chatomon.providers.contract`, by `chatomon.chat.store.storable.storable`). Before, the
+(`chatomon.providers.contract`, by `chatomon.storable.storable`). Before, the
 turn ended with `chat_error` after the text had streamed (the store refused it: PostgreSQL
 takes no NUL, no UTF-8 encodes a lone surrogate), and an SSE stream was cut with no
 terminal event (`sse.frame` raised UnicodeEncodeError).
@@ -28,10 +28,10 @@ import pytest
 
 from chatomon.chat.store import ConversationStore
 from chatomon.chat.store.records import Owner
-from chatomon.chat.store.storable import storable, unstorable
 from chatomon.django.transports.sse import frame
 from chatomon.providers import ScriptedProvider
 from chatomon.providers.testing import tool_call
+from chatomon.storable import storable, unstorable
 from tests.asgi_app.fixtures import close_worker_connections, sse_events
 from tests.asgi_app.servers import AsgiServer, Visitor, latest_turn_status, receive_until_terminal
 from tests.chat.services import USER, collect, service

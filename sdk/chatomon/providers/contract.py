@@ -7,7 +7,7 @@ the first event arrives within `timeout_seconds`, later events within
 mappings. Anything else is a ProviderError with a stable `public_reason`. Text no store
 can keep (NUL, an unpaired surrogate) is replaced with U+FFFD here, where every model
 text enters chatomon: text chunks, and a tool call's id, name and arguments
-(`chatomon.chat.store.storable`).
+(`chatomon.storable`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
 from chatomon._engine.closing import close_stream
-from chatomon.chat.store.storable import storable, storable_value
 from chatomon.errors import ProviderProtocolError, ProviderTimeoutError
 from chatomon.providers.base import (
     ChatEvent,
@@ -27,6 +26,7 @@ from chatomon.providers.base import (
     ToolCallEvent,
     ToolDefinition,
 )
+from chatomon.storable import storable, storable_value
 
 __all__ = ["DEFAULT_STREAM_TIMEOUT_SECONDS", "DEFAULT_TIMEOUT_SECONDS", "run_completion"]
 

@@ -76,13 +76,13 @@ from chatomon.chat.store.records import (
     PendingConfirmation,
     StoredMessage,
 )
-from chatomon.chat.store.storable import unstorable
 from chatomon.chat.tools.toolset import Toolset
 from chatomon.data.actor import SimpleActor, is_authenticated
 from chatomon.errors import StoreUnavailableError
 from chatomon.orbitals.base import Orbital, ParallelGroup
 from chatomon.redaction import DEFAULT_REDACTION, Redaction
 from chatomon.schemas import CaptureContent, TurnPause
+from chatomon.storable import unstorable
 
 __all__ = ["AtomConfig", "ChatService", "owner_of"]
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatomon.chat.pipeline.wire import error_event
-from chatomon.chat.store.storable import unstorable
+from chatomon.storable import unstorable
 
 __all__ = [
     "MAX_BODY_BYTES",

@@ -31,10 +31,10 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 
 from chatomon.chat.pipeline.wire import GENERIC_ERROR_MESSAGE, error_event
-from chatomon.chat.store.storable import storable
 from chatomon.django.audit.signals import send_chat_error
 from chatomon.django.transports.expiry import through_expiry
 from chatomon.django.transports.http import ChatEndpoint
+from chatomon.storable import storable
 
 __all__ = [
     "HEARTBEAT",
