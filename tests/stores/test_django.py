@@ -105,6 +105,39 @@ def test_the_migrations_match_the_models() -> None:
     call_command("makemigrations", "chatomon", "--check", "--dry-run", stdout=StringIO())
 
 
+def race_on_a_row_lock(first: Callable[[], object], second: Callable[[], object]) -> list[object]:
+    """What `first` and `second` answer when `second` runs while `first` holds its locks.
+
+    `first` runs in a transaction that commits 0.5 s after it returned, each on a thread
+    (and a connection) of its own, so `second`'s update waits on `first`'s row locks.
+    """
+    first_holds_lock = threading.Event()
+    results: dict[str, object] = {}
+
+    def run_first() -> None:
+        try:
+            with transaction.atomic():
+                results["first"] = first()
+                first_holds_lock.set()
+                threading.Event().wait(0.5)  # commit late: the second must wait
+        finally:
+            connections.close_all()
+
+    def run_second() -> None:
+        first_holds_lock.wait(5)
+        try:
+            results["second"] = second()
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run_first), threading.Thread(target=run_second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    return [results.get("first"), results.get("second")]
+
+
 @pytest.mark.skipif(not ON_POSTGRES, reason="SQLite in memory has no concurrent writers")
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("scoped", [False, True], ids=["any-owner", "owner-scoped"])
@@ -112,41 +145,16 @@ def test_a_claim_waiting_on_an_uncommitted_claim_loses(scoped: bool) -> None:
     """The second claimer blocks on the first one's row lock, then must see it decided."""
     created = asyncio.run(pending(DjangoStore()))
     owner = OWNER if scoped else None
-    first_holds_lock = threading.Event()
-    results: dict[str, object] = {}
-
-    def first() -> None:
-        try:
-            with transaction.atomic():
-                results["first"] = confirmations.claim(
-                    created.id,
-                    decision="approved",
-                    decided_by="a",
-                    reason=None,
-                    owner=owner,
-                    now=NOW,
-                )
-                first_holds_lock.set()
-                threading.Event().wait(0.5)  # commit late: the second claimer must wait
-        finally:
-            connections.close_all()
-
-    def second() -> None:
-        first_holds_lock.wait(5)
-        try:
-            results["second"] = confirmations.claim(
-                created.id, decision="rejected", decided_by="b", reason=None, owner=owner, now=NOW
-            )
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=first), threading.Thread(target=second)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert results["first"] is not None
-    assert results["second"] is None
+    first, second = race_on_a_row_lock(
+        lambda: confirmations.claim(
+            created.id, decision="approved", decided_by="a", reason=None, owner=owner, now=NOW
+        ),
+        lambda: confirmations.claim(
+            created.id, decision="rejected", decided_by="b", reason=None, owner=owner, now=NOW
+        ),
+    )
+    assert first is not None
+    assert second is None
     final = asyncio.run(DjangoStore().get_confirmation(created.id))
     assert final is not None
     assert (final.status, final.decided_by) == ("approved", "a")
@@ -159,28 +167,9 @@ def test_two_sweeps_with_one_clock_expire_a_confirmation_once() -> None:
     moves nothing: it must not take the first's expiry (same `now`) for its own."""
     created = asyncio.run(pending(DjangoStore()))
     later = created.expires_at + timedelta(seconds=1)
-    first_holds_lock = threading.Event()
-    results: dict[str, list[object]] = {}
-
-    def first() -> None:
-        try:
-            with transaction.atomic():
-                results["first"] = list(confirmations.expire_due(later))
-                first_holds_lock.set()
-                threading.Event().wait(0.5)  # commit late: the second sweep must wait
-        finally:
-            connections.close_all()
-
-    def second() -> None:
-        first_holds_lock.wait(5)
-        try:
-            results["second"] = list(confirmations.expire_due(later))
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=first), threading.Thread(target=second)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(10)
-    assert [len(results["first"]), len(results["second"])] == [1, 0]
+    first, second = race_on_a_row_lock(
+        lambda: list(confirmations.expire_due(later)),
+        lambda: list(confirmations.expire_due(later)),
+    )
+    assert isinstance(first, list) and isinstance(second, list)
+    assert [len(first), len(second)] == [1, 0]
