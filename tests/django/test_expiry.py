@@ -121,15 +121,21 @@ async def test_exactly_one_resolution_wins_when_expiry_and_a_decision_race(setti
     assert created == (stored.status == "approved")
 
 
-async def test_a_socket_deciding_just_after_expiry_sees_the_expiry_whole(settings):
-    # Its late decision is refused (confirmation_unavailable, the reference's "... or
-    # expired"); the expiry that decision's touch ran is still the client's to see, whole.
-    configure(settings, confirm_timeout_seconds=0.3)
+async def socket_just_past_expiry() -> tuple[Any, dict[str, Any]]:
+    """A socket whose client confirmation ran out 10 ms ago, before its own timer ran."""
     socket, _ = await open_socket()
     await socket.send_to(text_data=json.dumps(CREATE))
     pending = (await receive_until(socket, "confirm_mutation"))[-1]
     expires_at = datetime.fromisoformat(pending["expires_at"])
     await asyncio.sleep(max(0.0, (expires_at - datetime.now(UTC)).total_seconds()) + 0.01)
+    return socket, pending
+
+
+async def test_a_socket_deciding_just_after_expiry_sees_the_expiry_whole(settings):
+    # Its late decision is refused (confirmation_unavailable, the reference's "... or
+    # expired"); the expiry that decision's touch ran is still the client's to see, whole.
+    configure(settings, confirm_timeout_seconds=0.3)
+    socket, pending = await socket_just_past_expiry()
     decision = {"type": "confirm", "confirmation_id": pending["id"], "confirmed": True}
     await socket.send_to(text_data=json.dumps(decision))  # before the socket's own timer
     events = await receive_until(socket, "done", wait=3)
@@ -147,11 +153,7 @@ async def test_a_socket_deciding_just_after_expiry_sees_the_expiry_whole(setting
 
 async def test_a_message_just_after_expiry_waits_for_the_timed_out_turn(settings):
     configure(settings, confirm_timeout_seconds=0.3)
-    socket, _ = await open_socket()
-    await socket.send_to(text_data=json.dumps(CREATE))
-    pending = (await receive_until(socket, "confirm_mutation"))[-1]
-    expires_at = datetime.fromisoformat(pending["expires_at"])
-    await asyncio.sleep(max(0.0, (expires_at - datetime.now(UTC)).total_seconds()) + 0.01)
+    socket, pending = await socket_just_past_expiry()
     await socket.send_to(text_data=json.dumps({"type": "message", "text": "too soon"}))
     events = await receive_until(socket, "done", wait=3)
     refused = events[0]
