@@ -34,6 +34,12 @@ __all__ = [
     "OutputAttempt",
     "OutputDecision",
     "OutputDecisionKind",
+    "PlannedCoverage",
+    "PlannedEvidence",
+    "PlannedTaskReport",
+    "PlannedTaskStatus",
+    "PlannedTurnReport",
+    "PlannedUnresolved",
     "Side",
     "TokenUsage",
     "TurnPause",
@@ -453,6 +459,112 @@ class TurnPause(BaseModel):
     """How it was decided; "expired" when nobody decided in time."""
 
 
+PlannedTaskStatus = Literal["pending", "running", "resolved", "blocked", "budget_exhausted"]
+"""The status of one task of a planned turn (the reference's TaskStatus)."""
+
+
+class PlannedEvidence(BaseModel):
+    """One evidence record a planned task gathered or reused (chatomon extension)."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    id: str
+    """The evidence id, unique in the turn."""
+    kind: Literal["schema", "path", "query", "calculation"]
+    """What the evidence is."""
+    tool: str | None = None
+    """The tool whose result it is; None for a calculation."""
+    call_id: str | None = None
+    """The tool call that produced it (its `tool_call` / `tool_result` id)."""
+    reused: bool = False
+    """True when an identical call of the turn already held it (no second call ran)."""
+    summary: str = ""
+    """A label of the payload without content ("3 rows", "sum = 12.5" for calculations)."""
+
+
+class PlannedTaskReport(BaseModel):
+    """One task of a planned turn: its place in the plan, how it ran and what it found."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    id: str
+    """The task id of the plan (tool events of the task carry it as `task_id`)."""
+    question: str | None = None
+    """The task's sub-question, according to capture_content (it restates the user's)."""
+    depends_on: tuple[str, ...] = ()
+    """The root tasks whose evidence this task needs."""
+    parent_id: str | None = None
+    """The root task that added this one as a dynamic child."""
+    role: str | None = None
+    """The executor role that ran it ("simple_executor", ...); never a profile."""
+    manager: str | None = None
+    """The manager the resolver chose first for it, when any."""
+    status: PlannedTaskStatus = "pending"
+    """How it ended."""
+    reason: str | None = None
+    """The stable terminal reason of an unresolved task ("dependency_blocked", ...)."""
+    rounds: int = 0
+    """Provider requests it made."""
+    tool_call_ids: tuple[str, ...] = ()
+    """The ids of its tool calls, in order."""
+    evidence: tuple[PlannedEvidence, ...] = ()
+    """The evidence it linked."""
+    duration_ms: float = 0.0
+    """From its start to its end."""
+
+
+class PlannedUnresolved(BaseModel):
+    """A task a planned answer could not cover, and why (a stable reason)."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    task_id: str
+    reason: str
+
+
+class PlannedCoverage(BaseModel):
+    """How much of a planned turn's plan the answer covers."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    status: Literal["complete", "partial", "none"]
+    """complete: every task resolved; partial: some; none: no grounded answer."""
+    resolved: int
+    """Resolved tasks."""
+    total: int
+    """All tasks of the plan (dynamic children included)."""
+    unresolved: tuple[PlannedUnresolved, ...] = ()
+    """The tasks left unresolved, with their reasons."""
+
+
+class PlannedTurnReport(BaseModel):
+    """What a planned turn did: its plan, each task, the budget and the coverage.
+
+    A chatomon extension of the TurnReport (`TurnReport.planned`); None for tool-loop turns.
+    """
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    intent: Literal["read", "mutation"]
+    """read: the plan ran; mutation: the turn went on through the tool loop."""
+    tasks: tuple[PlannedTaskReport, ...] = ()
+    """Every task, roots first in plan order, then dynamic children."""
+    roles_used: tuple[str, ...] = ()
+    """The roles that made provider requests, in first-use order."""
+    planner_attempts: int = 0
+    """Planner requests: 1, 2 with the correction, 3 with the fallback."""
+    rounds_used: int = 0
+    """Provider requests charged to the turn's global round budget."""
+    rounds_limit: int = 0
+    """The global round budget."""
+    prompt_chars: int = 0
+    """Characters of every prompt the turn sent (planner, executors, synthesizer)."""
+    coverage: PlannedCoverage | None = None
+    """Coverage of the answer; None for a mutation plan."""
+    terminal_reason: str | None = None
+    """The stable reason the turn ended without a grounded answer, or left tasks open."""
+
+
 class TurnReport(_RichDisplay, BaseModel):
     """Audit record of one conversation turn, delivered to on_turn."""
 
@@ -496,6 +608,8 @@ class TurnReport(_RichDisplay, BaseModel):
     """The nucleus' provider rounds and tool calls, timed (chatomon extension)."""
     pauses: tuple[TurnPause, ...] = Field(default=())
     """Waits for a mutation decision, in order (chatomon extension)."""
+    planned: PlannedTurnReport | None = None
+    """The plan of a planned turn, its tasks and coverage (chatomon extension)."""
 
     def to_dataframe(self) -> pd.DataFrame:
         """This report as a pandas DataFrame, one row per orbital run.

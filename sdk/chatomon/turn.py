@@ -41,6 +41,7 @@ from chatomon.schemas import (
     OrbitalResult,
     OutputAttempt,
     OutputDecision,
+    PlannedTurnReport,
     TokenUsage,
     TurnPause,
     TurnReport,
@@ -95,6 +96,7 @@ class Turn:
         self._final_reply: str | None = None
         self._usage = TokenUsage()
         self._steps: list[NucleusStep] = []
+        self._planned: PlannedTurnReport | None = None
         self._pauses: list[TurnPause] = []
         self._suspended = False
         # What history records of the user message: the text, until a block replaces it.
@@ -185,6 +187,10 @@ class Turn:
     def record_usage(self, usage: TokenUsage) -> None:
         """Add the tokens of a model call to the turn's usage (reported in the TurnReport)."""
         self._usage = self._usage + usage
+
+    def record_planned(self, planned: PlannedTurnReport) -> None:
+        """Keep what a planned nucleus reports of its plan (the TurnReport's `planned`)."""
+        self._planned = planned
 
     def record_step(self, timing: StepTiming) -> None:
         """Add a timed provider round or tool call of the nucleus to the report's steps."""
@@ -342,6 +348,7 @@ class Turn:
             usage=self._usage,
             steps=tuple(self._steps),
             pauses=tuple(self._pauses),
+            planned=self._planned,
         )
         if logger.isEnabledFor(logging.INFO):
             logger.info(

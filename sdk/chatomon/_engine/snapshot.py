@@ -29,6 +29,7 @@ from chatomon.schemas import (
     OrbitalResult,
     OutputAttempt,
     OutputDecision,
+    PlannedTurnReport,
     TokenUsage,
     TurnPause,
 )
@@ -98,6 +99,7 @@ def snapshot_turn(turn: Turn, progress: ReplyProgress) -> dict[str, Any]:
         "usage": turn._usage.model_dump(mode="json"),
         "steps": _dump(turn._steps),
         "pauses": _dump(turn._pauses),
+        "planned": _dump_one(turn._planned),
         "current_message": turn.current_message.model_dump(mode="json"),
         "progress": {
             "guidance": list(progress.guidance),
@@ -146,6 +148,8 @@ def restore_turn(atom: Atom, data: Mapping[str, Any]) -> tuple[Turn, ReplyProgre
     turn._usage = TokenUsage.model_validate(data["usage"])
     turn._steps = [NucleusStep.model_validate(s) for s in data["steps"]]
     turn._pauses = [TurnPause.model_validate(p) for p in data["pauses"]]
+    planned = data.get("planned")  # absent from turns suspended before planned turns existed
+    turn._planned = None if planned is None else PlannedTurnReport.model_validate(planned)
     turn._current_message = Message.model_validate(data["current_message"])
     progress = data["progress"]
     return turn, ReplyProgress(

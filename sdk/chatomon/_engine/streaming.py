@@ -29,7 +29,7 @@ from chatomon._engine.snapshot import ReplyProgress, snapshot_turn
 from chatomon.errors import NucleusError
 from chatomon.events import TextChunk, TurnDone, TurnSuspended
 from chatomon.nucleus import Nucleus, NucleusReply, NucleusSuspend, StepTiming
-from chatomon.schemas import TokenUsage
+from chatomon.schemas import PlannedTurnReport, TokenUsage
 
 if TYPE_CHECKING:
     from chatomon.turn import Turn
@@ -141,6 +141,8 @@ async def _replies(
                     turn.record_usage(event)
                 elif isinstance(event, StepTiming):
                     turn.record_step(event)
+                elif isinstance(event, PlannedTurnReport):
+                    turn.record_planned(event)
                 elif isinstance(event, NucleusSuspend):
                     now = ReplyProgress(
                         guidance, reset, release.written, release.released, release.halted

@@ -15,26 +15,37 @@ __all__ = ["ConfirmMutation", "ToolCallStarted", "ToolResult"]
 
 @dataclass(frozen=True, slots=True)
 class ToolCallStarted:
-    """The model requested a server-side tool: `{"type": "tool_call", "id", "name", "args"}`."""
+    """The model requested a server-side tool: `{"type": "tool_call", "id", "name", "args"}`.
+
+    Attributes:
+        task_id: The planned task that made the call (planned turns only; on the wire too).
+    """
 
     type: ClassVar[str] = "tool_call"
     id: str
     name: str
     args: Mapping[str, Any]
+    task_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The wire form."""
-        return {"type": self.type, "id": self.id, "name": self.name, "args": dict(self.args)}
+        """The wire form (with `task_id` in a planned turn)."""
+        data = {"type": self.type, "id": self.id, "name": self.name, "args": dict(self.args)}
+        return _with_task(data, self.task_id)
 
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """A tool ran: `{"type": "tool_result", "id", "name", "result"}`."""
+    """A tool ran: `{"type": "tool_result", "id", "name", "result"}`.
+
+    Attributes:
+        task_id: The planned task that made the call (planned turns only; on the wire too).
+    """
 
     type: ClassVar[str] = "tool_result"
     id: str
     name: str
     result: Any
+    task_id: str | None = None
 
     @property
     def is_error(self) -> bool:
@@ -42,8 +53,9 @@ class ToolResult:
         return isinstance(self.result, Mapping) and self.result.get("status") == "error"
 
     def to_dict(self) -> dict[str, Any]:
-        """The wire form."""
-        return {"type": self.type, "id": self.id, "name": self.name, "result": self.result}
+        """The wire form (with `task_id` in a planned turn)."""
+        data = {"type": self.type, "id": self.id, "name": self.name, "result": self.result}
+        return _with_task(data, self.task_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,3 +87,10 @@ class ConfirmMutation:
             "preview": self.preview,
             "approver": self.approver,
         }
+
+
+def _with_task(data: dict[str, Any], task_id: str | None) -> dict[str, Any]:
+    # Tool-loop events keep the contract's exact shape; planned ones name their task.
+    if task_id is not None:
+        data["task_id"] = task_id
+    return data

@@ -26,6 +26,7 @@ from chatomon.chat.store.records import PendingConfirmation
 from chatomon.events import TextChunk, TurnDone
 from chatomon.public_errors import GENERIC_ERROR_MESSAGE, PublicChatError
 from chatomon.redaction import DEFAULT_REDACTION, Redaction
+from chatomon.schemas import PlannedCoverage
 
 __all__ = [
     "GENERIC_ERROR_MESSAGE",
@@ -34,6 +35,7 @@ __all__ = [
     "TERMINAL_TYPES",
     "UNAVAILABLE_MESSAGE",
     "confirmation_event",
+    "coverage_payload",
     "done_event",
     "error_event",
     "public_error_event",
@@ -107,13 +109,31 @@ def public_error_event(error: PublicChatError, **fields: Any) -> dict[str, Any]:
 
 
 def done_event(done: TurnDone, conversation_id: str) -> dict[str, Any]:
-    """The `done` event: the engine's wire form plus usage and the conversation id."""
+    """The `done` event: the engine's wire form plus usage and the conversation id.
+
+    A planned read adds its `coverage`: status ("complete" or "partial"), resolved and
+    total task counts, and the unresolved task ids with their stable reasons.
+    """
     usage = done.report.usage
-    return {
+    event = {
         **done.to_dict(),
         "conversation_id": conversation_id,
         "escalated": done.report.escalated,
         "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
+    }
+    planned = done.report.planned
+    if planned is not None and planned.coverage is not None:
+        event["coverage"] = coverage_payload(planned.coverage)
+    return event
+
+
+def coverage_payload(coverage: PlannedCoverage) -> dict[str, Any]:
+    """The JSON form of a planned answer's coverage, as `done` carries it."""
+    return {
+        "status": coverage.status,
+        "resolved": coverage.resolved,
+        "total": coverage.total,
+        "unresolved": [{"task_id": u.task_id, "reason": u.reason} for u in coverage.unresolved],
     }
 
 
