@@ -19,6 +19,7 @@ from chatomon.django.models import Turn
 from ..access import VIEW_TURNS, staff_view
 from ..converters import is_turn_id
 from ..exports import csv_response, jsonl_response
+from ..plan_tree import plan_tree
 from ..rendering import render_screen, without_empty_filters
 from ..timeline import waterfall
 from ..turn_compare import compare_turns
@@ -53,14 +54,16 @@ def turn_list(request: HttpRequest) -> HttpResponse:
 
 @staff_view(VIEW_TURNS)
 def turn_detail(request: HttpRequest, turn_id: str) -> HttpResponse:
-    """One turn: its context, chains, attempts, waits, waterfall, usage and raw report."""
+    """One turn: its context, plan, chains, attempts, waits, waterfall, usage and raw report."""
     turn = get_object_or_404(Turn.objects.select_related("conversation"), pk=turn_id)
     report = current_redaction().value(turn.report or {})
+    items = turn_context(turn)
     context = {
         "turn": turn,
         "row": rows_of([turn])[0],
         "report": report,
-        "context_items": turn_context(turn),
+        "context_items": items,
+        "plan": plan_tree(report, items),
         "content_visible": content_visible(turn),
         "waterfall": waterfall(report),
         "waits": turn_waits(turn, report),
