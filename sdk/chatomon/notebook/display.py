@@ -51,11 +51,17 @@ def _views() -> tuple[tuple[type, View], ...]:
     from chatomon.atom import ChatResult  # noqa: PLC0415
     from chatomon.data.backend import AggregatePage, QueryPage  # noqa: PLC0415
     from chatomon.data.schema import ManagerSchema  # noqa: PLC0415
-    from chatomon.notebook import data_views, decision_views, report_views  # noqa: PLC0415
+    from chatomon.notebook import (  # noqa: PLC0415
+        data_views,
+        decision_views,
+        plan_views,
+        report_views,
+    )
     from chatomon.schemas import (  # noqa: PLC0415
         InputDecision,
         OrbitalResult,
         OutputDecision,
+        PlannedTurnReport,
         TurnReport,
         Verdict,
     )
@@ -69,6 +75,7 @@ def _views() -> tuple[tuple[type, View], ...]:
 
     return (
         (TurnReport, view(report_views, "turn_report")),
+        (PlannedTurnReport, view(plan_views, "planned_report")),
         (OrbitalResult, view(report_views, "orbital_result")),
         (ChatResult, view(report_views, "chat_result")),
         (Verdict, decision_views.VERDICT),

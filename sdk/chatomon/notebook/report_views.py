@@ -24,6 +24,11 @@ from chatomon.notebook.markup import (
     table,
     view,
 )
+from chatomon.notebook.plan_views import (
+    planned_body_html,
+    planned_report_markdown,
+    planned_text_lines,
+)
 from chatomon.schemas import OrbitalResult, OutputAttempt, TurnReport
 
 if TYPE_CHECKING:
@@ -152,6 +157,15 @@ def _pauses_section(report: TurnReport) -> str:
     return details(f"Confirmation pauses ({len(pauses)})", table(headers, rows), open=True)
 
 
+def _planned_section(report: TurnReport) -> str:
+    if report.planned is None:
+        return ""
+    planned = report.planned
+    summary = f"Plan ({len(planned.tasks)} tasks"
+    summary += f", {planned.coverage.status})" if planned.coverage else ")"
+    return details(escape(summary), planned_body_html(planned), open=True)
+
+
 def _report_heading(report: TurnReport) -> str:
     flags = " " + badge("escalated") if report.escalated else ""
     tokens = report.usage.total_tokens
@@ -183,7 +197,7 @@ def report_body_html(report: TurnReport) -> str:
         _attempt_section(number, attempt, capture)
         for number, attempt in enumerate(report.output, start=1)
     ]
-    parts += [_steps_section(report), _pauses_section(report)]
+    parts += [_planned_section(report), _steps_section(report), _pauses_section(report)]
     return "".join(parts)
 
 
@@ -217,6 +231,8 @@ def turn_report_markdown(report: TurnReport) -> str:
     if rows:
         headers = ("chain", "orbital", "action", "reason", "duration", "error")
         lines.append(md_table(headers, rows))
+    if report.planned is not None:
+        lines.append(planned_report_markdown(report.planned))
     return "\n\n".join(lines)
 
 
@@ -236,6 +252,8 @@ def turn_report_text(report: TurnReport) -> str:
     ]
     if report.error_type:
         lines.append(f"  error: {report.error_type}")
+    if report.planned is not None:
+        lines += planned_text_lines(report.planned, indent="  ")
     return "\n".join(lines)
 
 
