@@ -49,6 +49,9 @@ __all__ = [
 CATALOG_KEY = "planned.catalog"
 """The setting errors name."""
 
+NEAR_MISS = 0.8
+"""How alike a wrong manager name must be to a known one to suggest it (as SchemaIndex.get)."""
+
 _NOT_WORD = re.compile(r"[\W_]+")
 
 
@@ -245,12 +248,13 @@ def _import_callable(path: str) -> Callable[[], Any]:
 
 def _require_exposed(name: str, exposed: Mapping[str, Any], *, where: str) -> None:
     if name not in exposed:
+        # Manager names share their "Manager" ending: only a near miss is a suggestion.
         raise ChatConfigurationError(
             f"{CATALOG_KEY} {where}names {name!r}, which is not a chat-exposed manager"
-            f"{did_you_mean(name, exposed)}",
+            f"{did_you_mean(name, exposed, cutoff=NEAR_MISS)}",
             key=CATALOG_KEY,
             value=name,
-            suggestion=closest(name, exposed),
+            suggestion=closest(name, exposed, cutoff=NEAR_MISS),
         )
 
 
