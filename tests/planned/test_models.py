@@ -76,11 +76,11 @@ def test_only_a_calculation_requirement_has_an_operation() -> None:
 
 def test_values_are_frozen() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
-        QUERY.kind = "path"  # type: ignore[misc]
+        QUERY.kind = "path"
     with pytest.raises(dataclasses.FrozenInstanceError):
-        task().id = "t2"  # type: ignore[misc]
+        task().id = "t2"
     with pytest.raises(dataclasses.FrozenInstanceError):
-        ValidatedPlan("read", (task(),)).intent = "mutation"  # type: ignore[misc]
+        ValidatedPlan("read", (task(),)).intent = "mutation"
 
 
 def test_a_task_without_a_parent_is_a_root() -> None:
