@@ -41,14 +41,14 @@ COMMON_OPENERS = frozenset(
     although altogether among an and another any anything are aren't as at average based
     basically because before below besides between both but by can can't cannot certainly
     count couldn't currently did didn't do does doesn't don't done during each either else
-    every everything finally first for found from furthermore generally good got great had
+    every everything finally first for found from furthermore generally good goodbye got great had
     has have he hello her here hi his how however i if in indeed instead is isn't it its
     just last let likewise many may maybe mean meanwhile median more moreover most my
     neither next no none nor not note nothing now of ok okay on once one only or other
     otherwise our out over overall perhaps please result results right second she should
     shouldn't since so some something sorry still sum sure than thank thanks that the their
-    them then there therefore these they this those though three thus to today together
-    total two typically under understood unfortunately unless until usually we well were
+    them then there therefore these they this those though three through thus to today together
+    total two typically under understood unfortunately unless until usually we welcome well were
     what when where whether which while who why will with won't would wouldn't yes yet you
     your""".split()  # noqa: SIM905 - a word list reads better than 180 quoted strings
 )
@@ -81,7 +81,8 @@ def claims(text: str) -> Claims:
             continue
         word = re.sub(r"'s$", "", token).rstrip("-'")
         lowered = word.lower()
-        common = opening and lowered in COMMON_OPENERS
+        # "You're", "Here's": the word before the apostrophe decides.
+        common = opening and (lowered in COMMON_OPENERS or lowered.split("'")[0] in COMMON_OPENERS)
         pronoun = lowered == "i" or lowered.startswith("i'")
         if word[0].isupper() and not common and not pronoun:
             names.append(word)
