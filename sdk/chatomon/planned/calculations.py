@@ -111,7 +111,7 @@ def calculate(operation: str, operands: Sequence[Sequence[Value]]) -> Decimal:
     """Evaluate one of the eight named operations using Decimal arithmetic.
 
     >>> calculate("average", [["12.50", 3], [0.1]])
-    Decimal('5.2')
+    Decimal('5.20')
 
     Raises:
         CalculationError: For an unknown operation, a wrong number of operands or values,
@@ -305,7 +305,8 @@ def _plain(value: Any) -> Any:
 
 
 def _range_error(operation: str, error: DecimalException) -> CalculationError:
-    if isinstance(error, Inexact):
+    # An overflow is also Inexact: test it first.
+    if isinstance(error, Inexact) and not isinstance(error, Overflow):
         return CalculationError(
             f"{operation}: the exact result needs more than {EXACT_DIGITS} digits"
         )
