@@ -38,19 +38,20 @@ _OPENS = frozenset(".!?:;\n-*•")
 
 COMMON_OPENERS = frozenset(
     """a about above according across actually after afterwards again all almost along also
-    although altogether among an and another any anything are aren't as at average based
-    basically because before below besides between both but by can can't cannot certainly
-    count couldn't currently did didn't do does doesn't don't done during each either else
-    every everything finally first for found from furthermore generally good goodbye got great had
-    has have he hello her here hi his how however i if in indeed instead is isn't it its
-    just last let likewise many may maybe mean meanwhile median more moreover most my
-    neither next no none nor not note nothing now of ok okay on once one only or other
-    otherwise our out over overall perhaps please result results right second she should
-    shouldn't since so some something sorry still sum sure than thank thanks that the their
-    them then there therefore these they this those though three through thus to today together
-    total two typically under understood unfortunately unless until usually we welcome well were
-    what when where whether which while who why will with won't would wouldn't yes yet you
-    your""".split()  # noqa: SIM905 - a word list reads better than 180 quoted strings
+    although altogether among an and another any anything are aren't as ask at average
+    based basically because before below besides between both but by can can't cannot
+    certainly check couldn't count currently did didn't do does doesn't don't done during
+    each either else every everything feel finally find first for found from furthermore
+    generally give good goodbye got great had has have he hello her here hi his how
+    however i if in indeed instead is isn't it its just keep last let likewise look make
+    many may maybe mean meanwhile median more moreover most my neither next no none nor
+    not note nothing now of ok okay on once one only or other otherwise our out over
+    overall perhaps please result results right second see she should shouldn't show since
+    so some something sorry still sum sure tell than thank thanks that the their them then
+    there therefore these they this those though three through thus to today together
+    total try two typically under understood unfortunately unless until use usually we
+    welcome well were what when where whether which while who why will with won't would
+    wouldn't yes yet you your""".split()  # noqa: SIM905 - a word list reads better than 180 quoted strings
 )
 """Words that open sentences without naming anything: not claims there."""
 

@@ -1,0 +1,141 @@
+import pytest
+
+from chatomon import Atom, Message, OrbitalContext
+from chatomon.errors import ConfigurationError
+from chatomon.orbitals.grounding import GroundingGuard, claims, source_values, ungrounded
+
+RESULTS = [{"data": [{"id": 1, "name": "Steel", "density": 7.8}], "total_count": 1}]
+
+
+def ctx(message, *, question="Which material?", history=None):
+    return OrbitalContext(
+        side="output",
+        message=message,
+        history=history if history is not None else (Message(role="user", content=question),),
+        annotations={},
+        turn_id="t",
+    )
+
+
+class TestClaims:
+    def test_numbers_and_mid_sentence_names(self):
+        found = claims("The Gear of Apollo weighs 1,234.5 kg and costs 12.")
+        assert found.numbers == ("1,234.5", "12")
+        assert found.names == ("Gear", "Apollo")
+
+    def test_common_sentence_openers_are_not_names(self):
+        found = claims("There are three. However, I think you're right. Here's Cobalt.")
+        assert found.names == ("Cobalt",)
+
+    def test_an_uncommon_word_opening_a_sentence_is_a_name(self):
+        assert claims("Titanium is light.").names == ("Titanium",)
+
+    def test_list_items_open_like_sentences(self):
+        assert claims("Parts:\n- Bolt\n- The Gear").names == ("Parts", "Bolt", "Gear")
+
+    def test_codes_and_possessives(self):
+        assert claims("See Apollo's code CLITIC-001.").names == ("Apollo", "CLITIC")
+        assert claims("See CLITIC-001.").numbers == ("001",)
+
+    def test_curly_apostrophes_are_contractions_too(self):
+        assert claims("You\u2019re welcome.").names == ()
+
+
+class TestUngrounded:
+    def test_values_and_names_from_results_are_grounded(self):
+        assert ungrounded("Steel has a density of 7.8 g/cm³.", RESULTS) == ()
+
+    def test_made_up_figures_and_names_are_returned(self):
+        assert ungrounded("Steel is 7.9, like Titanium.", RESULTS) == ("7.9", "Titanium")
+
+    def test_names_match_ignoring_case(self):
+        assert ungrounded("The word is STEEL.", RESULTS) == ()
+
+    @pytest.mark.parametrize("written", ["6.47", "6.5", "6", "6.467"])
+    def test_a_rounded_figure_is_grounded(self, written):
+        assert ungrounded(f"About {written}.", [{"avg": 6.466666666666666}]) == ()
+
+    def test_a_wrongly_rounded_figure_is_not(self):
+        assert ungrounded("About 6.46.", [{"avg": 6.466666666666666}]) == ("6.46",)
+
+    def test_numbers_inside_source_text_count(self):
+        assert (
+            ungrounded(
+                "Ticket 3 is CLITIC-003.", [{"name": "Clinic ticket 3", "code": "CLITIC-003"}]
+            )
+            == ()
+        )
+
+    def test_thousands_separators_are_the_same_number(self):
+        assert ungrounded("We have 1,234 parts.", [{"count": 1234}]) == ()
+
+    def test_allow_accepts_terms(self):
+        assert ungrounded("Ask Chatomon.", [], allow=["chatomon"]) == ()
+
+    def test_keys_and_booleans_are_source_text(self):
+        found = source_values([{"has_more": False}])
+        assert "has_more" in found.text
+        assert "false" in found.text
+
+
+class TestGroundingGuard:
+    def test_blocks_with_guidance_to_regenerate(self):
+        guard = GroundingGuard(sources=lambda c: RESULTS)
+        verdict = guard.check(ctx("Steel has a density of 9.1."))
+        assert verdict.action == "block"
+        assert verdict.reason == "ungrounded"
+        assert "'9.1'" in verdict.guidance
+        assert verdict.annotations == {"ungrounded": ["9.1"]}
+
+    def test_annotate_mode_allows_and_annotates(self):
+        guard = GroundingGuard("annotate", sources=lambda c: RESULTS)
+        verdict = guard.check(ctx("Steel has a density of 9.1."))
+        assert verdict.action == "allow"
+        assert verdict.annotations == {"ungrounded": ["9.1"]}
+
+    def test_a_grounded_answer_passes(self):
+        verdict = GroundingGuard(sources=lambda c: RESULTS).check(ctx("Steel: 7.8."))
+        assert (verdict.action, verdict.reason) == ("allow", None)
+
+    def test_the_question_is_a_source(self):
+        guard = GroundingGuard(sources=lambda c: [])
+        assert (
+            guard.check(ctx("Titanium is not in the data.", question="Titanium?")).action == "allow"
+        )
+        assert guard.check(ctx("Titanium is not in the data.", question="Metal?")).action == "block"
+
+    def test_only_the_current_user_message_is_the_question(self):
+        history = (
+            Message(role="user", content="Titanium?"),
+            Message(role="assistant", content="No."),
+        )
+        verdict = GroundingGuard(sources=lambda c: []).check(ctx("Titanium.", history=history))
+        assert verdict.action == "block"
+
+    def test_without_tool_results_in_the_context_it_allows(self):
+        verdict = GroundingGuard().check(ctx("Titanium is 4.5."))
+        assert (verdict.action, verdict.reason) == ("allow", "grounding_unavailable")
+
+    def test_a_bad_mode_is_a_configuration_error(self):
+        with pytest.raises(ConfigurationError, match="'block' or 'annotate'"):
+            GroundingGuard("warn")
+
+    def test_is_an_output_orbital_with_a_fingerprint_of_its_arguments(self):
+        guard = GroundingGuard("annotate", allow=["ACME"])
+        assert guard.side == "output"
+        assert guard.name == "grounding_guard"
+        assert guard.fingerprint != GroundingGuard().fingerprint
+
+    def test_in_an_atom_the_nucleus_writes_the_answer_again(self):
+        replies = iter(["Steel has a density of 9.1.", "Steel has a density of 7.8."])
+        seen_guidance = []
+
+        def nucleus(messages, guidance):
+            seen_guidance.append(guidance)
+            return next(replies)
+
+        atom = Atom("t", nucleus=nucleus, output=[GroundingGuard(sources=lambda c: RESULTS)])
+        result = atom.chat_sync("How dense is steel?")
+        assert result.reply == "Steel has a density of 7.8."
+        assert "no tool result" in seen_guidance[1][-1]
+        assert result.report.output[0].results[0].reason == "ungrounded"
