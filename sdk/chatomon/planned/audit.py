@@ -46,6 +46,7 @@ _EVIDENCE_KINDS = frozenset({"schema", "path", "query", "calculation"})
 _BUDGET_KEYS = frozenset({"used", "limit", "remaining", "root_used", "root_limit"})
 _COVERAGE_STATUSES = frozenset({"complete", "partial", "none"})
 _TASK_STATUSES = frozenset(get_args(PlannedTaskStatus))
+_MATCH_SOURCES = frozenset(AUDIT_MATCH_SOURCES.values())
 
 _DROP: Any = object()
 """What a checker returns for a value that may not pass."""
@@ -97,10 +98,9 @@ def _one_of(allowed: frozenset[str]) -> Callable[[Any], Any]:
 
 
 def _match_sources(value: Any) -> Any:
-    allowed = frozenset(AUDIT_MATCH_SOURCES.values())
     if isinstance(value, str) or not isinstance(value, Sequence):
         return _DROP
-    if not all(isinstance(item, str) and item in allowed for item in value):
+    if not all(isinstance(item, str) and item in _MATCH_SOURCES for item in value):
         return _DROP  # one unknown item may be free text: the whole list goes
     return list(value)
 

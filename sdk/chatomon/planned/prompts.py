@@ -16,7 +16,7 @@ from chatomon.planned.models import CALCULATION_OPERATIONS
 from chatomon.providers.base import Message
 
 if TYPE_CHECKING:
-    from chatomon.planned.models import PlannedTask
+    from chatomon.planned.models import EvidenceRequirement, PlannedTask
     from chatomon.schemas import PlannedCoverage
 
 __all__ = [
@@ -126,8 +126,8 @@ def executor_messages(
     return [Message.system(system), Message.user(f"Task: {task.question}\nNeeds: {needs}")]
 
 
-def _need(requirement: Any) -> str:
-    label = requirement.kind
+def _need(requirement: EvidenceRequirement) -> str:
+    label: str = requirement.kind
     if requirement.operation:
         label += f" ({requirement.operation})"
     return f"{label}: {requirement.description}" if requirement.description else label

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -189,7 +189,7 @@ async def stream_provider_round(
     messages: Sequence[Message],
     tools: Sequence[ToolDefinition],
     timeout_seconds: float | None,
-) -> AsyncIterator[str | ProviderRoundResult]:
+) -> AsyncGenerator[str | ProviderRoundResult, None]:
     """Yield a text round's fragments as they arrive, then its `ProviderRoundResult`.
 
     Used by streamed synthesis: a tool call ends the round at once with

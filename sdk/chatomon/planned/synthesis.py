@@ -12,7 +12,8 @@ too, `SynthesisFailedError` ends the turn with `synthesis_failed`.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -129,7 +130,7 @@ async def iter_synthesis(
     *,
     providers: Mapping[str, Any],
     timeout_seconds: float | None,
-) -> AsyncIterator[SynthesisChunk | SynthesisResult]:
+) -> AsyncGenerator[SynthesisChunk | SynthesisResult, None]:
     """Stream the answer's chunks, then its `SynthesisResult`.
 
     Args:
@@ -157,16 +158,16 @@ async def iter_synthesis(
     for role in SYNTHESIS_ROLES:
         budget.consume_global(role)
         reset = shown
+        stream = stream_provider_round(role_provider(providers, role), messages, (), timeout)
         try:
-            async for item in stream_provider_round(
-                role_provider(providers, role), messages, (), timeout
-            ):
-                if isinstance(item, ProviderRoundResult):
-                    usage, chars = usage + item.usage, chars + item.prompt_chars
-                    yield SynthesisResult(item.text or "", evidence_ids, usage, role, chars)
-                    return
-                yield SynthesisChunk(item, reset=reset)
-                reset, shown = False, True
+            async with aclosing(stream):
+                async for item in stream:
+                    if isinstance(item, ProviderRoundResult):
+                        usage, chars = usage + item.usage, chars + item.prompt_chars
+                        yield SynthesisResult(item.text or "", evidence_ids, usage, role, chars)
+                        return
+                    yield SynthesisChunk(item, reset=reset)
+                    reset, shown = False, True
         except (ProviderError, TimeoutError, InvalidProviderRoundError) as error:
             chars += prompt_chars(messages, ())  # the request was sent all the same
             logger.warning("planned synthesis by the %s failed: %s", role, type(error).__name__)
@@ -190,7 +191,7 @@ async def synthesize_answer(
 
     The buffered form of `iter_synthesis` (same arguments and errors).
     """
-    async for item in iter_synthesis(
+    items = iter_synthesis(
         user_text,
         resolved_evidence,
         coverage,
@@ -198,7 +199,9 @@ async def synthesize_answer(
         budget,
         providers=providers,
         timeout_seconds=timeout_seconds,
-    ):
-        if isinstance(item, SynthesisResult):
-            return item
+    )
+    async with aclosing(items):
+        async for item in items:
+            if isinstance(item, SynthesisResult):
+                return item
     raise SynthesisFailedError("the synthesis ended without an answer")  # pragma: no cover
