@@ -1,10 +1,11 @@
-"""The console's own tables: the permission holder, the escalation reviews, saved views.
+"""The console's own tables: the permission holder, escalation reviews, saved views, evals.
 
 `ConsoleAccess` has no table (``managed = False``): it only carries the console's
 permissions, so a site grants them like any other Django permission
 (``chatomon_console.view_turns`` ...). `EscalationReview` stores what staff decided about
 an escalated turn, so nothing escalated is silently forgotten. `SavedView` is a staff
-member's named filter of a list screen: the screen and its query string.
+member's named filter of a list screen: the screen and its query string. `EvalRun` and
+`EvalCaseResult` hold the eval runs that `python -m chatomon.evals --record` stored.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any, ClassVar
 from django.conf import settings
 from django.db import models
 
-__all__ = ["ConsoleAccess", "EscalationReview", "SavedView"]
+__all__ = ["ConsoleAccess", "EscalationReview", "EvalCaseResult", "EvalRun", "SavedView"]
 
 
 class ConsoleAccess(models.Model):
@@ -90,3 +91,50 @@ class SavedView(models.Model):
 
     def __str__(self) -> str:
         return f"{self.screen}: {self.name}"
+
+
+class EvalRun(models.Model):
+    """One `python -m chatomon.evals --record` run: when, how it was started, its totals."""
+
+    started_at: models.DateTimeField[datetime, datetime] = models.DateTimeField()
+    command: models.CharField[str, str] = models.CharField(max_length=2000, blank=True)
+    providers: models.JSONField[Any, Any] = models.JSONField(default=list)
+    total: models.PositiveIntegerField[int, int] = models.PositiveIntegerField(default=0)
+    passed: models.PositiveIntegerField[int, int] = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        """The newest run first."""
+
+        ordering: ClassVar[list[str]] = ["-started_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"eval run {self.pk}: {self.passed}/{self.total}"
+
+
+class EvalCaseResult(models.Model):
+    """One case of a recorded run for one provider, with the ids of the turns it ran."""
+
+    run: models.ForeignKey[Any, Any] = models.ForeignKey(
+        EvalRun, on_delete=models.CASCADE, related_name="results"
+    )
+    run_id: int
+    dataset: models.CharField[str, str] = models.CharField(max_length=200)
+    case: models.CharField[str, str] = models.CharField(max_length=200)
+    provider: models.CharField[str, str] = models.CharField(max_length=300)
+    passed: models.BooleanField[bool, bool] = models.BooleanField()
+    error: models.TextField[str, str] = models.TextField(blank=True, default="")
+    verdicts: models.JSONField[Any, Any] = models.JSONField(default=list)
+    turn_ids: models.JSONField[Any, Any] = models.JSONField(default=list)
+    tool_calls: models.PositiveIntegerField[int, int] = models.PositiveIntegerField(default=0)
+    provider_rounds: models.PositiveIntegerField[int, int] = models.PositiveIntegerField(default=0)
+    input_tokens: models.PositiveIntegerField[int, int] = models.PositiveIntegerField(default=0)
+    output_tokens: models.PositiveIntegerField[int, int] = models.PositiveIntegerField(default=0)
+    duration_ms: models.FloatField[float, float] = models.FloatField(default=0)
+
+    class Meta:
+        """In run order."""
+
+        ordering: ClassVar[list[str]] = ["pk"]
+
+    def __str__(self) -> str:
+        return f"{self.dataset}/{self.case} [{self.provider}]"

@@ -13,7 +13,7 @@ from django.urls import URLPattern, path, re_path, register_converter
 
 from . import live, saved_views
 from .converters import KeyConverter, TurnIdConverter
-from .views import approvals, audit, chat, dashboard, escalations, turns
+from .views import approvals, audit, chat, dashboard, escalations, evals, turns
 
 app_name = "chatomon_console"
 
@@ -65,4 +65,6 @@ urlpatterns: list[URLPattern] = [
     path("audit/", audit.audit_list, name="audit"),
     re_path(r"^audit/export\.(?P<fmt>csv|jsonl)$", audit.audit_export, name="audit_export"),
     path("audit/<chatomon_key:event_id>/", audit.audit_detail, name="audit_detail"),
+    path("evals/", evals.eval_run_list, name="eval_runs"),
+    path("evals/<int:run_id>/", evals.eval_run_detail, name="eval_run"),
 ]
