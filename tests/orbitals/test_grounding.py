@@ -48,6 +48,10 @@ class TestUngrounded:
     def test_made_up_figures_and_names_are_returned(self):
         assert ungrounded("Steel is 7.9, like Titanium.", RESULTS) == ("7.9", "Titanium")
 
+    def test_a_plural_of_a_held_name_is_held(self):
+        assert ungrounded("Two Steels.", RESULTS) == ()
+        assert ungrounded("Two Steelx.", RESULTS) == ("Steelx",)
+
     def test_names_match_ignoring_case(self):
         assert ungrounded("The word is STEEL.", RESULTS) == ()
 

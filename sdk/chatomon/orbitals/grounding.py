@@ -149,6 +149,11 @@ def _number_held(written: str, numbers: frozenset[Decimal]) -> bool:
     )
 
 
+def _name_held(name: str, text: str) -> bool:
+    # A plural of a held name is held too: "Bolts" when a result says "Bolt".
+    return name in text or (name.endswith("s") and len(name) > 3 and name[:-1] in text)
+
+
 def ungrounded(text: str, sources: Iterable[Any], *, allow: Iterable[str] = ()) -> tuple[str, ...]:
     """The numbers and names `text` states that no source holds (numbers first).
 
@@ -164,7 +169,7 @@ def ungrounded(text: str, sources: Iterable[Any], *, allow: Iterable[str] = ()) 
     missing += [
         name
         for name in stated.names
-        if name.casefold() not in allowed and name.casefold() not in found.text
+        if name.casefold() not in allowed and not _name_held(name.casefold(), found.text)
     ]
     return tuple(term for term in missing if term.casefold() not in allowed)
 
