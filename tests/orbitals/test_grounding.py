@@ -7,7 +7,9 @@ from chatomon.orbitals.grounding import GroundingGuard, claims, source_values, u
 RESULTS = [{"data": [{"id": 1, "name": "Steel", "density": 7.8}], "total_count": 1}]
 
 
-def ctx(message, *, question="Which material?", history=None):
+def ctx(
+    message: str, *, question: str = "Which material?", history: tuple[Message, ...] | None = None
+) -> OrbitalContext:
     return OrbitalContext(
         side="output",
         message=message,
@@ -88,6 +90,7 @@ class TestGroundingGuard:
         verdict = guard.check(ctx("Steel has a density of 9.1."))
         assert verdict.action == "block"
         assert verdict.reason == "ungrounded"
+        assert verdict.guidance is not None
         assert "'9.1'" in verdict.guidance
         assert verdict.annotations == {"ungrounded": ["9.1"]}
 
