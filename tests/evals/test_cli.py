@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from chatomon.evals.cases import LEGACY_DATASETS
 from chatomon.evals.cli import run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -200,3 +201,21 @@ def test_the_console_script_is_the_cli(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(SystemExit) as exited:
         run()
     assert exited.value.code == 2
+
+
+def test_the_default_scripted_run_passes_every_legacy_dataset() -> None:
+    # The deterministic CI gate: every packaged case plays its own script and passes.
+    ran = evals("--settings", SETTINGS, "--provider", "scripted")
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr
+    for name in LEGACY_DATASETS:
+        assert f"\n{name} [scripted]: " in f"\n{ran.stdout}"
+    assert "planned_orchestration" not in ran.stdout
+    overall = ran.stdout.rstrip().splitlines()[-1]
+    passed, total = overall.split()[1].split("/")
+    assert passed == total and int(total) >= 60
+
+
+def test_fixture_option_runs_every_case_on_that_fixture() -> None:
+    ran = evals("--settings", SETTINGS, "--provider", "scripted", "--fixture", "large", *PASSING)
+    assert ran.returncode == 1  # the large fixture has no PartManager; the greeting still passes
+    assert "toy_pass [scripted]: 1/2 passed" in ran.stdout
