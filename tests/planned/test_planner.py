@@ -14,6 +14,7 @@ from chatomon.planned.planner import (
     parse_plan_reply,
     plan_request,
 )
+from chatomon.planned.prompts import MAX_REPLAYED_PLAN_CHARS
 from chatomon.providers.base import Message, TokenUsage
 from chatomon.providers.testing import Delay, ScriptedProvider
 
@@ -131,6 +132,16 @@ async def test_prose_is_corrected_as_well():
 
     assert result.attempts == 2
     assert "not JSON" in planner.requests[1].messages[-1].content
+
+
+async def test_a_long_refused_reply_is_replayed_cut():
+    planner = ScriptedProvider(["x" * 20_000, PLAN_TEXT])
+
+    await plan(roles(planner))
+
+    replayed = planner.requests[1].messages[-2]
+    assert replayed.role == "assistant"
+    assert len(replayed.content) == MAX_REPLAYED_PLAN_CHARS
 
 
 async def test_an_empty_reply_is_corrected_without_replaying_it():

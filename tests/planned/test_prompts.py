@@ -1,5 +1,6 @@
 import json
 
+from chatomon import schemas
 from chatomon.chat.tools.definitions import aggregate_definition, query_definition
 from chatomon.data.fixtures import toy_registry
 from chatomon.planned.catalog import load_manager_catalog
@@ -7,9 +8,11 @@ from chatomon.planned.models import CALCULATION_OPERATIONS, EvidenceRequirement,
 from chatomon.planned.prompts import (
     HISTORY_MESSAGE_CHARS,
     HISTORY_MESSAGES,
+    MAX_REPLAYED_PLAN_CHARS,
     correction_message,
     executor_messages,
     planner_messages,
+    replayed_plan,
     synthesis_messages,
 )
 from chatomon.planned.provider_calls import prompt_chars
@@ -109,6 +112,29 @@ def test_the_planner_sees_only_the_latest_texts_of_the_conversation():
     assert messages[2].content == "x" * (HISTORY_MESSAGE_CHARS - 1) + "…"
     assert messages[3].content == "third question"
     assert all(not m.tool_calls for m in messages)
+
+
+def test_the_pipelines_history_messages_are_read_as_well():
+    history = [
+        schemas.Message(role="user", content="Which materials are there?"),
+        schemas.Message(role="assistant", content="Steel, aluminum and cobalt."),
+    ]
+
+    messages = planner_messages(QUESTION, history, [], [])
+
+    assert messages[1:] == [
+        Message.user("Which materials are there?"),
+        Message.assistant("Steel, aluminum and cobalt."),
+        Message.user(QUESTION),
+    ]
+
+
+def test_a_refused_plan_is_replayed_cut_to_its_limit():
+    assert replayed_plan('{"intent":"read"}') == Message.assistant('{"intent":"read"}')
+    long = replayed_plan("x" * 10_000)
+    assert long.role == "assistant"
+    assert len(long.content) == MAX_REPLAYED_PLAN_CHARS
+    assert long.content.endswith("…")
 
 
 def test_the_correction_names_what_the_validator_refused():

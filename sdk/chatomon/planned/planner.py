@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from chatomon.planned.prompts import correction_message, planner_messages
+from chatomon.planned.prompts import correction_message, planner_messages, replayed_plan
 from chatomon.planned.provider_calls import (
     InvalidProviderRoundError,
     ProviderRoundResult,
@@ -29,6 +29,7 @@ from chatomon.planned.provider_calls import (
 )
 from chatomon.planned.validation import PlanValidationError, validate_plan
 from chatomon.providers.base import Message, TokenUsage
+from chatomon.schemas import Message as HistoryMessage
 
 if TYPE_CHECKING:
     from chatomon.planned.budget import RoundBudget
@@ -98,7 +99,7 @@ class _Attempts:
 
 async def plan_request(
     user_text: str,
-    messages: Sequence[Message],
+    messages: Sequence[Message | HistoryMessage],
     settings: PlannedChatSettings,
     budget: RoundBudget,
     catalog_summary: Sequence[str],
@@ -111,7 +112,7 @@ async def plan_request(
 
     Args:
         user_text: The user's message.
-        messages: The conversation before it.
+        messages: The conversation before it (provider or pipeline messages).
         settings: The planned settings (`request_timeout_seconds` caps each request
             when `timeout_seconds` is not given).
         budget: The turn's round budget; each request is charged before it is sent.
@@ -148,7 +149,7 @@ async def plan_request(
     plan, detail, text = await ask("planner", request)
     if plan is None:
         # The model sees its own reply and exactly what the validator refused in it.
-        replayed = [Message.assistant(text)] if text.strip() else []
+        replayed = [replayed_plan(text)] if text.strip() else []
         correction = [*request, *replayed, correction_message(detail)]
         plan, detail, _ = await ask("planner", correction)
     if plan is None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from chatomon.planned.models import CALCULATION_OPERATIONS
 from chatomon.providers.base import Message
+from chatomon.schemas import Message as HistoryMessage
 
 if TYPE_CHECKING:
     from chatomon.planned.models import EvidenceRequirement, PlannedTask
@@ -22,9 +23,11 @@ if TYPE_CHECKING:
 __all__ = [
     "HISTORY_MESSAGES",
     "HISTORY_MESSAGE_CHARS",
+    "MAX_REPLAYED_PLAN_CHARS",
     "correction_message",
     "executor_messages",
     "planner_messages",
+    "replayed_plan",
     "synthesis_messages",
 ]
 
@@ -32,6 +35,9 @@ HISTORY_MESSAGES = 4
 """Earlier user and assistant texts the planner sees (the latest ones)."""
 HISTORY_MESSAGE_CHARS = 300
 """Each earlier text is cut to this many characters: enough to resolve "it" or "those"."""
+
+MAX_REPLAYED_PLAN_CHARS = 4_000
+"""A refused plan is shown back to the planner cut to this length (a full plan is shorter)."""
 
 PLANNER = (
     "Plan how to answer the user's last message from the application's data. "
@@ -61,7 +67,7 @@ SYNTHESIZER = (
 
 def planner_messages(
     user_text: str,
-    history: Sequence[Message],
+    history: Sequence[Message | HistoryMessage],
     catalog_lines: Sequence[str],
     manager_lines: Sequence[str],
 ) -> list[Message]:
@@ -69,7 +75,8 @@ def planner_messages(
 
     Args:
         user_text: The user's message to plan for.
-        history: The conversation before it; only the latest user and assistant texts
+        history: The conversation before it (provider messages, or the pipeline's
+            `chatomon.schemas.Message` history); only the latest user and assistant texts
             are kept (tool exchanges never: they are long and the planner plans anew).
         catalog_lines: The manager catalog's summary lines (may be empty).
         manager_lines: One compact line per chat-exposed manager (may be empty).
@@ -82,7 +89,7 @@ def planner_messages(
     return [Message.system("\n\n".join(parts)), *_recent(history), Message.user(user_text)]
 
 
-def _recent(history: Sequence[Message]) -> list[Message]:
+def _recent(history: Sequence[Message | HistoryMessage]) -> list[Message]:
     kept = [m for m in history if m.role in {"user", "assistant"} and m.content.strip()]
     return [
         Message(role=m.role, content=_cut(m.content, HISTORY_MESSAGE_CHARS))
@@ -92,6 +99,11 @@ def _recent(history: Sequence[Message]) -> list[Message]:
 
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def replayed_plan(text: str) -> Message:
+    """The refused reply as the assistant's turn of the correction round (cut when long)."""
+    return Message.assistant(_cut(text, MAX_REPLAYED_PLAN_CHARS))
 
 
 def correction_message(detail: str) -> Message:
