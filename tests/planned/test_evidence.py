@@ -111,6 +111,10 @@ def test_records_compare_by_value() -> None:
     assert record() != record(payload={"data": []})
 
 
+def test_records_are_hashable() -> None:
+    assert len({record(), record(payload=json.loads(json.dumps(ROWS))), record("e2")}) == 2
+
+
 def test_call_hash_is_the_sha256_of_the_identity() -> None:
     identity = canonical_call_identity("query", {"manager": "part"})
     assert record(call_identity=identity).call_hash == hashlib.sha256(identity.encode()).hexdigest()

@@ -74,6 +74,11 @@ def test_only_a_calculation_requirement_has_an_operation() -> None:
         EvidenceRequirement("query", operation="sum")
 
 
+def test_a_requirement_kind_is_one_of_the_four() -> None:
+    with pytest.raises(ValueError, match=r"^unknown requirement kind 'mutation'$"):
+        EvidenceRequirement("mutation")
+
+
 def test_values_are_frozen() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         QUERY.kind = "path"

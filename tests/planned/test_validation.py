@@ -104,6 +104,10 @@ def test_invalid_json() -> None:
     assert problem.startswith("plan: not valid JSON (")
 
 
+def test_json_nested_past_the_recursion_limit() -> None:
+    assert problems("[" * 100_000) == ("plan: not valid JSON (nested too deeply)",)
+
+
 @pytest.mark.parametrize(
     ("payload", "kind"), [([], "list"), (None, "NoneType"), (3, "int"), ("[1]", "list")]
 )

@@ -14,6 +14,7 @@ from typing import ClassVar, Literal
 __all__ = ["BudgetExhaustedError", "RoundBudget", "RoundBudgetExhausted"]
 
 BudgetScope = Literal["global", "subtree"]
+"""Which ledger refused a request."""
 
 
 class RoundBudgetExhausted(RuntimeError):  # noqa: N818 - the reference's name

@@ -67,6 +67,7 @@ _READABLE_KINDS = ("query", "calculation")
 _SHOWN_CHARS = 40  # enough to recognise a value, never a whole row in a message
 
 Value = Decimal | int | str | float
+"""A value `calculate` reads (a string or float as the Decimal it spells)."""
 
 
 class CalculationError(ValueError):

@@ -162,6 +162,10 @@ class EvidenceRecord:
         object.__setattr__(self, "payload", _freeze(self.payload, f"{self.id}.payload"))
         object.__setattr__(self, "provenance", _freeze(provenance, f"{self.id}.provenance"))
 
+    def __hash__(self) -> int:
+        # The frozen payload is not hashable; equal records always share these fields.
+        return hash((self.id, self.task_id, self.kind, self.call_identity))
+
     @property
     def call_hash(self) -> str | None:
         """The SHA-256 hex digest of call_identity (what audit events may carry), or None."""

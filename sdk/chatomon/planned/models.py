@@ -9,7 +9,7 @@ untrusted JSON, and `ValidatedPlan.to_json()` writes the same JSON back.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from chatomon.schemas import PlannedTaskStatus
 
@@ -71,8 +71,8 @@ class EvidenceRequirement:
         operation: The calculation's operation: set for, and only for, kind "calculation".
 
     Raises:
-        ValueError: When `operation` does not fit `kind` (the validator reports the same
-            mistakes, with the field that holds them, before building requirements).
+        ValueError: When `kind` is unknown or `operation` does not fit it (the validator
+            reports the same mistakes, naming their field, before building requirements).
     """
 
     kind: RequirementKind
@@ -80,6 +80,9 @@ class EvidenceRequirement:
     operation: str | None = None
 
     def __post_init__(self) -> None:
+        if self.kind not in get_args(RequirementKind):
+            msg = f"unknown requirement kind {self.kind!r}"
+            raise ValueError(msg)
         if self.kind == "calculation":
             if self.operation not in CALCULATION_OPERATIONS:
                 allowed = ", ".join(CALCULATION_OPERATIONS)

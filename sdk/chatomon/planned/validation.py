@@ -7,7 +7,9 @@ The planner writes (extra keys are refused everywhere)::
       "needs": [{"kind": "query", "description": "parts whose material is steel"},
                 {"kind": "calculation", "operation": "count"}]}]}
 
-or `{"intent": "mutation"}` (no tasks: the legacy loop handles it). A read plan has 1 to
+or `{"intent": "mutation"}` (no tasks: the legacy loop handles it). `ValidatedPlan.to_json`
+adds `"children": {root_id: [task, ...]}` for dynamic children, validated here by the rules
+of `validate_dynamic_children`. A read plan has 1 to
 `MAX_ROOT_TASKS` roots with globally unique ids; a root depends only on other roots, never
 on itself, and a root that depends on others is never depended upon
 (`MAX_ROOT_DEPENDENCY_DEPTH`), which also rules out cycles. An executor may add at most
@@ -271,6 +273,8 @@ def _parse(model: type[_Model], payload: object, what: str) -> _Model:
             payload = json.loads(payload)
         except ValueError as error:
             raise PlanValidationError([f"{what}: not valid JSON ({error})"]) from None
+        except RecursionError:  # "[[[[..." nested past the interpreter's limit
+            raise PlanValidationError([f"{what}: not valid JSON (nested too deeply)"]) from None
     if not isinstance(payload, Mapping):
         raise PlanValidationError([f"{what}: expected a JSON object, got {type(payload).__name__}"])
     try:
