@@ -333,43 +333,6 @@ def test_w004_is_silent_for_checked_short_lived_or_other_connections(entry) -> N
         assert chat_checks() == []
 
 
-PROFILES = {
-    "local": {"provider": f"{HERE}.QuietProvider", "trust_group": "local"},
-}
-ROLES = dict.fromkeys(
-    ("planner", "simple_executor", "complex_executor", "synthesizer", "fallback_executor"),
-    "local",
-)
-
-
-def test_e009_planned_enabled_is_refused_until_planned_turns_exist() -> None:
-    """The reference: "Planned orchestration is opt-in. ... when planned.enabled is false,
-    GeneralManager selects the legacy loop before it creates a planner." chatomon has no
-    planner yet, so `enabled: True` would run the legacy loop quietly: E009 says so instead.
-    """
-    implicit_profile = {"planned": {"enabled": True}}
-    profiled = {"planned": {"enabled": True, "roles": ROLES}, "provider_profiles": PROFILES}
-    for changes in (implicit_profile, profiled):
-        message = only(chat_checks(**changes), "chatomon.E009")
-        assert "planned.enabled is True" in message.msg and "tool loop" in message.msg
-        assert "CHATOMON['planned']" in str(message.hint)
-
-
-def test_e009_planned_settings_that_stay_off_pass() -> None:
-    """The reference: "planned | {} | ... enabled defaults to False"."""
-    assert chat_checks(planned={}) == []
-    assert chat_checks(planned={"enabled": False, "roles": ROLES}, provider_profiles=PROFILES) == []
-    assert chat_checks(enabled=False, planned={"enabled": True}) == []  # chat off: no checks
-
-
-def test_e009_stands_beside_the_other_problems_of_the_settings() -> None:
-    """A wrong role is still E002, and a wrong type for enabled only E002 (not E009 too)."""
-    both = chat_checks(planned={"enabled": True, "roles": {"planner": "nope"}},
-                       provider_profiles=PROFILES)  # fmt: skip
-    assert sorted(ids(both)) == ["chatomon.E002", "chatomon.E009"]
-    assert ids(chat_checks(planned={"enabled": "yes"})) == ["chatomon.E002"]
-
-
 def test_every_check_id_is_in_the_checks_docstring_and_the_readme() -> None:
     """The check list is documented where a developer looks: checks.py and the README."""
     import re  # noqa: PLC0415
@@ -378,7 +341,8 @@ def test_every_check_id_is_in_the_checks_docstring_and_the_readme() -> None:
 
     source = Path(checks.__file__).read_text()
     raised = set(re.findall(r'id="(chatomon\.[EW]\d{3})"', source))
-    assert "chatomon.E009" in raised
+    assert {"chatomon.E010", "chatomon.E011", "chatomon.E012"} <= raised
+    assert "chatomon.E009" not in raised  # retired with the arrival of planned turns
     documented = set(re.findall(r"chatomon\.[EW]\d{3}", checks.__doc__ or ""))
     assert documented == raised
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()

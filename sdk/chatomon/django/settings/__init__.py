@@ -26,7 +26,9 @@ honour, and defaults to 1).
 `get_chat_settings()` merges the project's mapping over `DEFAULTS` (nested mappings key by
 key); `validate_chat_settings()` validates it into the frozen `ChatSettings` (a pydantic
 model per section: `model`, `sections`, `atom`); `chat_settings()` caches that until
-`setting_changed` reports a new CHATOMON. Whatever is wrong is raised as one
+`setting_changed` reports a new CHATOMON; `get_planned_chat_settings()` (module `planned`)
+normalizes its planned keys into `chatomon.planned.config.PlannedChatSettings`, cached the
+same way. Whatever is wrong is raised as one
 `ChatConfigurationError` naming the key path, the value, what is allowed and, for a
 misspelled key, the closest known one (`chatomon._validation.problem_of` reads pydantic's
 errors, for the providers' configurations too).
@@ -47,6 +49,7 @@ from pydantic import TypeAdapter, ValidationError
 from chatomon._validation import problem_of
 from chatomon.django.settings.atom import AtomSettings
 from chatomon.django.settings.model import ChatSettings
+from chatomon.django.settings.planned import get_planned_chat_settings
 from chatomon.django.settings.sections import AuditLevel, AuditSettings, RateLimitSettings
 from chatomon.errors import ChatConfigurationError, setting_label
 from chatomon.redaction import SENSITIVE_KEYS
@@ -61,6 +64,7 @@ __all__ = [
     "build_chat_settings",
     "chat_settings",
     "get_chat_settings",
+    "get_planned_chat_settings",
     "unallowed_confirmations",
     "validate_chat_settings",
 ]

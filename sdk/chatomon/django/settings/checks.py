@@ -10,7 +10,9 @@
 | chatomon.E006   | the provider path names no provider (unknown short name, module or class) |
 | chatomon.E007   | an orbital of the atom setting cannot be imported or built          |
 | chatomon.E008   | the registered managers or mutations are declared wrong             |
-| chatomon.E009   | planned.enabled is True, but planned turns are not available yet    |
+| chatomon.E010   | provider_profiles or planned are invalid (roles, one trust_group, limits) |
+| chatomon.E011   | a planned role's profile provider cannot be built or configured      |
+| chatomon.E012   | planned.catalog does not load against the exposed managers           |
 | chatomon.W001   | in-memory channel layer while more than one worker serves chat      |
 | chatomon.W002   | local-memory cache while more than one worker serves chat           |
 | chatomon.W003   | a Redis channel layer whose client times out its blocking receive   |
@@ -35,8 +37,14 @@ not: the console, the admin and the project's own views answer HTTP 500 on it, o
 dead connection. `CONN_HEALTH_CHECKS = True` makes Django check a connection before it
 reuses one (one round trip per request).
 
-E009 stands until planned turns exist: without it `planned.enabled: True` would be accepted
-and every turn would quietly run the tool loop. It is one function, `_planned_errors`.
+E010 is a validation error of `provider_profiles` or `planned` (with planned.enabled: every
+role assigned to a known profile, all of them of one trust_group), with a hint of its own.
+E011 and E012 run only with planned.enabled: what a planned turn builds at its start (each
+role's provider, the catalog against the registry's schema index) is built once here, so a
+mistake fails `manage.py check` instead of the first planned turn. The implicit profile
+(no provider_profiles) is the legacy provider, checked by E003/E004/E006; a named profile's
+missing SDK is E003 too. (E009, "planned turns are not available yet", went with the
+arrival of planned turns; its id is not reused.)
 """
 
 from __future__ import annotations
@@ -58,7 +66,19 @@ from chatomon.django.settings import (
     get_chat_settings,
     unallowed_confirmations,
 )
-from chatomon.errors import ChatConfigurationError, ConfigurationError, ProviderDependencyError
+from chatomon.errors import (
+    ChatConfigurationError,
+    ConfigurationError,
+    OptionalDependencyError,
+    ProviderDependencyError,
+)
+from chatomon.planned.catalog import load_manager_catalog
+from chatomon.planned.config import (
+    REQUIRED_ROLES,
+    ProviderProfile,
+    get_planned_chat_settings,
+    validate_profile_provider,
+)
 from chatomon.providers.registry import resolve_provider
 
 __all__ = ["check_chat"]
@@ -66,6 +86,7 @@ __all__ = ["check_chat"]
 IN_MEMORY_LAYER = "channels.layers.InMemoryChannelLayer"
 LOCAL_MEMORY_CACHE = "django.core.cache.backends.locmem.LocMemCache"
 ORBITAL_KEYS = ("atom.input[", "atom.output[")
+PLANNED_KEYS = ("planned", "provider_profiles")
 
 
 def check_chat(app_configs: Iterable[AppConfig] | None = None, **_: Any) -> list[CheckMessage]:
@@ -76,7 +97,7 @@ def check_chat(app_configs: Iterable[AppConfig] | None = None, **_: Any) -> list
         return [_settings_error(error)]
     if not raw.get("enabled"):
         return []
-    messages = _confirmation_errors(raw) + _planned_errors(raw)
+    messages = _confirmation_errors(raw)
     settings = None
     try:
         settings = build_chat_settings(raw)
@@ -87,6 +108,7 @@ def check_chat(app_configs: Iterable[AppConfig] | None = None, **_: Any) -> list
     if settings is not None:
         messages += _permission_errors(settings.permission)
         messages += _registry_errors(settings)
+        messages += _planned_errors(settings, raw)
         messages += _deployment_warnings(settings)
         messages += _layer_timeout_warnings()
         messages += _connection_health_warnings()
@@ -100,6 +122,14 @@ def _settings_error(error: ChatConfigurationError) -> Error:
             hint="Give an Orbital instance or class, a factory returning one, or the dotted "
             "path of one of these (e.g. 'chatomon.orbitals.PIIGuard').",
             id="chatomon.E007",
+        )
+    if error.key and error.key.split(".")[0] in PLANNED_KEYS:
+        return Error(
+            f"planned chat settings are invalid: {error}",
+            hint=f"Assign each role ({', '.join(REQUIRED_ROLES)}) in CHATOMON['planned']"
+            "['roles'] to a profile of CHATOMON['provider_profiles'], all of one trust_group, "
+            "or omit provider_profiles to run every role on the legacy provider.",
+            id="chatomon.E010",
         )
     return Error(
         f"chat settings are invalid: {error}",
@@ -121,20 +151,67 @@ def _confirmation_errors(raw: Mapping[str, Any]) -> list[CheckMessage]:
     ]
 
 
-def _planned_errors(raw: Mapping[str, Any]) -> list[CheckMessage]:
-    # Until planned turns exist (the next issue; then delete this function and its call).
-    planned = raw.get("planned")
-    if not (isinstance(planned, Mapping) and planned.get("enabled") is True):
-        return []  # off, or not a mapping / not a bool: validation reports that (E002)
-    return [
-        Error(
-            "planned.enabled is True, but this version of chatomon has no planned turns: "
-            "every turn would run the tool loop instead",
-            hint="Remove 'enabled' from CHATOMON['planned'] (or set it to False): the tool "
-            "loop answers, as the reference does while planned.enabled is False.",
-            id="chatomon.E009",
-        )
-    ]
+def _planned_errors(settings: ChatSettings, raw: Mapping[str, Any]) -> list[CheckMessage]:
+    """E011/E003/E004 for each role's profile provider, E012 for the catalog (when enabled)."""
+    if not settings.planned.enabled:
+        return []
+    planned = get_planned_chat_settings(raw)  # validated already, by build_chat_settings
+    messages: list[CheckMessage] = []
+    for profile in planned.profiles.values():
+        if not profile.implicit:  # the implicit one is the legacy provider, checked apart
+            messages += _profile_errors(profile)
+    if planned.catalog is not None:
+        messages += _catalog_errors(settings, planned.catalog)
+    return messages
+
+
+def _profile_errors(profile: ProviderProfile) -> list[CheckMessage]:
+    try:
+        validate_profile_provider(profile)
+    except OptionalDependencyError as error:
+        return [_dependency_error(profile.provider, error)]
+    except ImportError as error:  # the provider module's own imports failed
+        return [_import_error(profile.provider, error)]
+    except Exception as error:  # noqa: BLE001 - a profile that cannot build is E011, whatever the cause
+        problem = _described(error)
+        return [
+            Error(
+                f"planned profile {profile.name!r} cannot build its provider: {problem}",
+                hint=f"Correct CHATOMON['provider_profiles'][{profile.name!r}]: a provider short "
+                "name or the dotted path of a provider class with from_config(config), and a "
+                "provider_config that provider accepts (it never inherits the top-level one).",
+                id="chatomon.E011",
+            )
+        ]
+    return []
+
+
+def _described(error: Exception) -> str:
+    """A configuration error's own message; any other error's type too (what failed)."""
+    if isinstance(error, ChatConfigurationError):
+        return str(error)
+    return f"{type(error).__name__}: {error}"
+
+
+def _catalog_errors(settings: ChatSettings, source: Any) -> list[CheckMessage]:
+    try:
+        index = settings.chat_registry().schema_index()
+    except (ChatConfigurationError, DataConfigurationError):
+        return []  # reported by _registry_errors
+    try:
+        load_manager_catalog(source, index)
+    except Exception as error:  # noqa: BLE001 - a catalog callable may fail any way: E012
+        problem = _described(error)
+        return [
+            Error(
+                f"planned.catalog does not load: {problem}",
+                hint="Key CHATOMON['planned']['catalog'] by chat-exposed manager names, each "
+                "entry with domain, aliases, use_when and distinguish_from only; a callable "
+                "or dotted path must return such a mapping.",
+                id="chatomon.E012",
+            )
+        ]
+    return []
 
 
 def _permission_errors(check: Callable[..., Any] | None) -> list[CheckMessage]:

@@ -1,7 +1,9 @@
 """The nested sections of settings.CHATOMON: rate_limit, audit, provider_profiles, planned.
 
 Each is a frozen pydantic model that refuses unknown keys; a field's `description` says
-what it accepts, in the words of the error message. `atom` has a module of its own.
+what it accepts, in the words of the error message. `atom` has a module of its own;
+provider_profiles and planned are the SDK's (`chatomon.planned.sections`), so that the
+Django settings and `chatomon.planned.config` read them alike.
 """
 
 from __future__ import annotations
@@ -15,9 +17,12 @@ from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field, StrictB
 from pydantic.dataclasses import dataclass
 
 from chatomon._validation import Seconds, Text, invalid
+from chatomon.planned.config import REQUIRED_ROLES
+from chatomon.planned.sections import PlannedSection, ProfileSection
 from chatomon.redaction import SENSITIVE_KEYS
 
 __all__ = [
+    "PLANNED_ROLES",
     "SECTION",
     "AuditLevel",
     "AuditSettings",
@@ -158,68 +163,22 @@ class AuditSettings:
         return self.enabled and self.level != "off"
 
 
-@dataclass(frozen=True, config=SECTION)
-class ProviderProfile:
-    """One named provider of `provider_profiles`, for the roles of planned turns.
+ProviderProfile = ProfileSection
+"""One named provider of `provider_profiles` (chatomon.planned.sections.ProfileSection).
 
-    An explicit profile never inherits the top-level provider_config (the seed).
-    """
+An explicit profile never inherits the top-level provider_config (the seed).
+"""
 
-    provider: Text = Field(description="a provider short name or dotted class path")
-    provider_config: FrozenMapping = Field(
-        default_factory=dict, validate_default=True, description="a mapping with string keys"
-    )
-    trust_group: Text = Field(default="default", description="a non-empty string")
+PlannedSettings = PlannedSection
+"""The `planned` section (chatomon.planned.sections.PlannedSection): opt-in planned reads.
 
+Its keys are the reference's (enabled, catalog, roles, max_concurrent_tasks,
+evidence_timeout_seconds, synthesis_timeout_seconds) and chatomon's enforced round budgets
+(max_rounds, max_rounds_per_root) and per-request cap (request_timeout_seconds). Whether the
+roles name known profiles of one trust group is checked with the profiles, by
+`ChatSettings`; whether each role's provider builds and the catalog loads, by the system
+checks. The SDK's `chatomon.planned.config` validates the same mapping with the same model.
+"""
 
-PLANNED_ROLES = (
-    "planner",
-    "simple_executor",
-    "complex_executor",
-    "synthesizer",
-    "fallback_executor",
-)
-"""The roles a planned turn assigns to provider profiles (the seed's REQUIRED_ROLES)."""
-
-
-@dataclass(frozen=True, config=SECTION)
-class PlannedSettings:
-    """The `planned` section: opt-in planned read orchestration.
-
-    Whether the roles name known profiles of one trust group is checked with the
-    profiles, by `ChatSettings`. Planned turns are not built yet: `enabled: True` is
-    accepted here and refused by the system checks (chatomon.E009), so that it is never
-    mistaken for a running planner.
-    """
-
-    enabled: StrictBool = Field(default=False, description="True or False")
-    catalog: Any = Field(default=None, description="a mapping, a callable or a dotted path to one")
-    roles: Annotated[Mapping[str, Text], AfterValidator(frozen)] = Field(
-        default_factory=dict,
-        validate_default=True,
-        description="a mapping of role names to provider_profiles names",
-    )
-    max_concurrent_tasks: Annotated[int, Field(strict=True, ge=1)] | None = Field(
-        default=None, description="a whole number of at least 1, or None"
-    )
-    evidence_timeout_seconds: Seconds | None = Field(
-        default=None, description="a number above 0, or None"
-    )
-    synthesis_timeout_seconds: Seconds | None = Field(
-        default=None, description="a number above 0, or None"
-    )
-
-    def role_problem(self, profiles: Mapping[str, ProviderProfile]) -> str | None:
-        """What is wrong with the roles given these profiles (when enabled), or None."""
-        if not (self.enabled and profiles):
-            return None  # without profiles every role gets the implicit default one
-        missing = [role for role in PLANNED_ROLES if role not in self.roles]
-        if missing:
-            return f"roles must assign every role; missing: {', '.join(missing)}"
-        unknown = sorted({name for name in self.roles.values() if name not in profiles})
-        if unknown:
-            return f"roles name unknown provider_profiles: {', '.join(unknown)}"
-        groups = sorted({profiles[name].trust_group for name in self.roles.values()})
-        if len(groups) > 1:
-            return f"every role's profile must share one trust_group, got {', '.join(groups)}"
-        return None
+PLANNED_ROLES = REQUIRED_ROLES
+"""The roles a planned turn assigns to provider profiles (chatomon.planned.config)."""
