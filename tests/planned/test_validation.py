@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -97,6 +98,18 @@ def test_the_spec_example_is_a_plan() -> None:
 def test_a_json_string_is_accepted() -> None:
     assert validate_plan(json.dumps(SPEC_EXAMPLE)) == validate_plan(SPEC_EXAMPLE)
     assert validate_plan(json.dumps(SPEC_EXAMPLE).encode()) == validate_plan(SPEC_EXAMPLE)
+
+
+def test_read_only_mappings_and_tuples_are_accepted() -> None:
+    frozen = MappingProxyType(
+        {
+            "intent": "read",
+            "tasks": (
+                MappingProxyType({"id": "t1", "question": "q", "needs": ({"kind": "query"},)}),
+            ),
+        }
+    )
+    assert validate_plan(frozen).roots[0].requirements == (EvidenceRequirement("query"),)
 
 
 def test_invalid_json() -> None:

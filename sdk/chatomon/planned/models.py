@@ -8,6 +8,7 @@ untrusted JSON, and `ValidatedPlan.to_json()` writes the same JSON back.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -187,7 +188,7 @@ class ValidatedPlan:
         """The dynamic children of root `task_id`, in the order they were added."""
         return tuple(task for task in self.tasks if task.parent_id == task_id)
 
-    def with_children(self, children: tuple[PlannedTask, ...]) -> ValidatedPlan:
+    def with_children(self, children: Sequence[PlannedTask]) -> ValidatedPlan:
         """A copy of the plan with `children` (from validate_dynamic_children) appended."""
         return ValidatedPlan(self.intent, self.tasks + tuple(children))
 
