@@ -1,4 +1,5 @@
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -189,14 +190,17 @@ async def test_an_exhausted_budget_sends_no_synthesis():
     assert synthesizer.requests == []
 
 
-async def test_a_bug_is_not_a_provider_failure_and_gets_no_fallback():
-    synthesizer = ScriptedProvider([[RuntimeError("a bug")]])
+async def test_any_exception_of_the_writers_provider_falls_back_and_is_logged(caplog):
+    synthesizer = ScriptedProvider([[RuntimeError("connection reset by a custom client")]])
     fallback = ScriptedProvider(["Bolt uses steel."])
 
-    with pytest.raises(RuntimeError, match="a bug"):
-        await collect(roles(synthesizer, fallback))
+    with caplog.at_level(logging.WARNING, logger="chatomon.planned.synthesis"):
+        items = await collect(roles(synthesizer, fallback))
 
-    assert fallback.requests == []
+    assert items[-1].role == "fallback_executor"
+    (record,) = caplog.records
+    assert record.getMessage() == "planned synthesis by the synthesizer failed: RuntimeError"
+    assert record.exc_info is not None
 
 
 async def test_synthesize_answer_returns_the_result():

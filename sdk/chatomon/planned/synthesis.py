@@ -2,8 +2,8 @@
 
 Only eligible evidence is sent: records of kind query, calculation or path that some task
 resolved (schema evidence only guided the executors). The synthesizer's text streams as
-`SynthesisChunk`s; when it fails (a provider error, a timeout, a reply with no text or
-with a tool call) the fallback_executor's provider writes the answer instead, once.
+`SynthesisChunk`s; when it fails (its provider raises, times out, writes no text or
+calls a tool) the fallback_executor's provider writes the answer instead, once.
 Its first chunk carries `reset=True` when the synthesizer's text was already shown, so
 that a surface replaces that text rather than appending to it. When the fallback fails
 too, `SynthesisFailedError` ends the turn with `synthesis_failed`.
@@ -168,9 +168,17 @@ async def iter_synthesis(
                         return
                     yield SynthesisChunk(item, reset=reset)
                     reset, shown = False, True
-        except (ProviderError, TimeoutError, InvalidProviderRoundError) as error:
+        except Exception as error:  # whatever the writer's provider raised
             chars += prompt_chars(messages, ())  # the request was sent all the same
-            logger.warning("planned synthesis by the %s failed: %s", role, type(error).__name__)
+            # A custom provider may raise anything; what is not a known provider failure
+            # keeps its traceback in the log, so that a bug does not hide behind the fallback.
+            known = isinstance(error, ProviderError | TimeoutError | InvalidProviderRoundError)
+            logger.warning(
+                "planned synthesis by the %s failed: %s",
+                role,
+                type(error).__name__,
+                exc_info=not known,
+            )
             failure = error
     raise SynthesisFailedError(
         "the synthesizer and the fallback wrote no answer", usage=usage, prompt_chars=chars
