@@ -20,6 +20,7 @@ from chatomon.evals.runner import (
     select_cases,
 )
 from chatomon.providers.testing import ScriptedProvider
+from chatomon.redaction import Redaction
 
 
 async def run_one(name: str, file: str = "toy_pass", environment: Environment | None = None):
@@ -162,3 +163,26 @@ def test_scripted_provider_plays_every_turn_in_order() -> None:
     assert provider.remaining == 2
     with pytest.raises(ValueError, match="turn 0 has no script"):
         scripted_provider(case("bare"))
+
+
+async def test_a_shared_provider_is_closed_when_the_run_ends() -> None:
+    class Closing(ScriptedProvider):
+        closed = 0
+
+        async def aclose(self) -> None:
+            Closing.closed += 1
+
+    provider = Closing([["hello, ask me about parts or materials."]])
+    selected = [Selected("d", dataset("toy_pass").case("greeting"))]
+    [result] = await run_cases(selected, ProviderChoice.of(provider), Environment())
+    assert result.passed and result.provider == "Closing"
+    assert Closing.closed == 1
+
+
+async def test_service_options_reach_the_service() -> None:
+    hide_names = Redaction(keys=("name",))
+    result = await run_one(
+        "list_parts", environment=Environment(service_options={"redaction": hide_names})
+    )
+    rows = result.observation.turns[0].tool_results[0]["result"]["data"]
+    assert rows and all(row["name"] != "Bolt" for row in rows)

@@ -132,6 +132,7 @@ def _run(args: argparse.Namespace) -> int:
     import django
 
     django.setup()
+    from chatomon.django.audit.rule import redaction_of
     from chatomon.django.settings import chat_settings
     from chatomon.evals.report import Progress, format_compare, format_report
     from chatomon.evals.runner import Environment, run_cases_sync, select_cases
@@ -146,6 +147,7 @@ def _run(args: argparse.Namespace) -> int:
         fixture=args.fixture,
         registry=settings.chat_registry,
         tools=settings.tools,
+        service_options={"redaction": redaction_of(settings)},
         # A recorded run keeps its turns in the project's database: the console opens them.
         **({"store": _django_store()} if recorder is not None else {}),
     )

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,10 +82,12 @@ class ProviderChoice:
     Attributes:
         label: The column or row name in reports ("scripted", "openai:gpt-4.1-mini", ...).
         build: Gives the provider for one case: a fresh scripted one, or one shared object.
+        shared: The one provider every case uses (closed when a run ends), or None.
     """
 
     label: str
     build: Callable[[EvalCase], Any]
+    shared: Any = None
 
     @classmethod
     def scripted(cls) -> ProviderChoice:
@@ -102,12 +104,12 @@ class ProviderChoice:
         if name == SCRIPTED:
             return cls.scripted()
         provider = build_provider(name, config)
-        return cls(name, lambda _case: provider)
+        return cls(name, lambda _case: provider, provider)
 
     @classmethod
     def of(cls, provider: Any, label: str | None = None) -> ProviderChoice:
         """An already built provider object, shared by every case."""
-        return cls(label or type(provider).__name__, lambda _case: provider)
+        return cls(label or type(provider).__name__, lambda _case: provider, provider)
 
 
 def scripted_provider(case: EvalCase) -> ScriptedProvider:
@@ -135,6 +137,8 @@ class Environment:
         registry: Gives the project's own managers, for cases without a fixture.
         tools: The tool settings used with `registry`.
         store: Gives each case's conversation store.
+        service_options: Any other `ChatService` keyword arguments (the redaction rule,
+            the confirmation timeouts, ...), as the project's service is built with.
     """
 
     atom_config: AtomConfig = field(default_factory=AtomConfig)
@@ -144,6 +148,7 @@ class Environment:
     registry: Callable[[], ManagerRegistry] | None = None
     tools: ToolSettings | None = None
     store: Callable[[], ConversationStore] = MemoryStore
+    service_options: Mapping[str, Any] = field(default_factory=dict)
 
     def toolset_for(self, case: EvalCase) -> Toolset:
         """The tools `case` runs with: the forced fixture's, its own, or the project's.
@@ -232,6 +237,7 @@ async def run_case(
             atom_config=environment.atom_config,
             limits=environment.limits,
             system_prompt=environment.system_prompt,
+            **environment.service_options,
         )
         observation = await _observe(service, case)
     except Exception as error:  # noqa: BLE001 - reported as this case's failure
@@ -250,11 +256,17 @@ async def run_cases(
 ) -> list[CaseResult]:
     """Run the cases one after another (a provider may hold one connection or model)."""
     results: list[CaseResult] = []
-    for one in selected:
-        result = await run_case(one, choice, environment)
-        results.append(result)
-        if on_result is not None:
-            on_result(result)
+    try:
+        for one in selected:
+            result = await run_case(one, choice, environment)
+            results.append(result)
+            if on_result is not None:
+                on_result(result)
+    finally:
+        # A shared provider's clients belong to this event loop: release them with it.
+        closing = getattr(choice.shared, "aclose", None)
+        if closing is not None:
+            await closing()
     return results
 
 
