@@ -9,9 +9,10 @@ import pytest
 from django.core.checks import CheckMessage, run_checks
 from django.test import override_settings
 
-from chatomon.django.settings import get_planned_chat_settings
+from chatomon.django.settings import get_planned_chat_settings, sections
 from chatomon.errors import ChatConfigurationError, ConfigurationError, ProviderDependencyError
 from chatomon.planned.config import REQUIRED_ROLES, PlannedChatSettings
+from chatomon.planned.sections import PlannedSection, ProfileSection
 
 HERE = __name__
 
@@ -197,6 +198,13 @@ def test_e012_a_catalog_that_does_not_load(catalog: Any, expected: str) -> None:
     assert message.msg.startswith("planned.catalog does not load: ")
     assert expected in message.msg
     assert "chat-exposed manager names" in str(message.hint)
+
+
+def test_the_django_sections_are_the_sdk_models() -> None:
+    """One validation for both: a key or default cannot differ between Django and the SDK."""
+    assert sections.PlannedSettings is PlannedSection
+    assert sections.ProviderProfile is ProfileSection
+    assert sections.PLANNED_ROLES is REQUIRED_ROLES
 
 
 def test_get_planned_chat_settings_reads_chatomon() -> None:
