@@ -46,13 +46,14 @@ async def run_case(case: EvalCase, *, provider: Any = None) -> CaseObservation:
         decisions = [c.decision == "approve" for c in turn.expect.confirmations]
         while events and events[-1].get("type") == "confirm_mutation" and decisions:
             pending = events[-1]["id"]
-            async for event in service.resolve_confirmation(ACTOR, pending, decisions.pop(0)):
-                events.append(event)
+            resumed = service.resolve_confirmation(ACTOR, pending, decisions.pop(0))
+            events.extend([event async for event in resumed])
         conversation = next((e["conversation_id"] for e in events if "conversation_id" in e), None)
         for event in events:
             if event.get("type") == "done" and isinstance(event.get("usage"), dict):
                 usage = usage + TokenUsage(**event["usage"])
-        turns.append(TurnObservation.from_events(turn.user, events, await _turn_report(store, events)))
+        report = await _turn_report(store, events)
+        turns.append(TurnObservation.from_events(turn.user, events, report))
     rounds = len(getattr(provider, "requests", ()))
     return CaseObservation(
         case=case,

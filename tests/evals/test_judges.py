@@ -1,0 +1,286 @@
+from typing import Any
+
+import pytest
+from tests.evals.scripted import run_case
+
+from chatomon.evals.cases import EvalCase, load_dataset
+from chatomon.evals.judges import (
+    JUDGES,
+    CaseObservation,
+    TurnObservation,
+    Verdict,
+    answer_coverage,
+    args_match,
+    groundedness,
+    judge_case,
+    result_accuracy,
+    safety,
+    tool_sequence,
+)
+from chatomon.providers.testing import ScriptedProvider, tool_call
+from chatomon.schemas import TokenUsage
+
+
+def case(*turns: dict[str, Any], name: str = "c") -> EvalCase:
+    return EvalCase.model_validate(
+        {"name": name, "description": "d", "fixture": "toy", "turns": list(turns)}
+    )
+
+
+def call(name: str, args: dict[str, Any] | None = None, id: str = "c1") -> dict[str, Any]:
+    return {"id": id, "name": name, "args": args or {}}
+
+
+def result(name: str, value: Any, id: str = "c1") -> dict[str, Any]:
+    return {"id": id, "name": name, "result": value}
+
+
+def observe(the_case: EvalCase, *turns: TurnObservation) -> CaseObservation:
+    return CaseObservation(case=the_case, turns=tuple(turns))
+
+
+PARTS = {"data": [{"id": 1, "name": "Bolt"}, {"id": 3, "name": "Gear"}], "total_count": 2}
+
+
+class TestArgsMatch:
+    def test_subset_nested_and_case_insensitive(self):
+        actual = {"manager": "PartManager", "filters": {"name": "Gear", "id": 3}, "limit": 5}
+        assert args_match({"manager": "partmanager", "filters": {"name": "gear"}}, actual)
+        assert not args_match({"filters": {"name": "Bolt"}}, actual)
+        assert not args_match({"order_by": ["name"]}, actual)
+        assert args_match({}, actual)
+
+    def test_lists_compare_whole(self):
+        assert args_match({"fields": ["name"]}, {"fields": ["Name"]})
+        assert not args_match({"fields": ["name"]}, {"fields": ["name", "id"]})
+        assert not args_match({"a": 1}, None)
+
+
+class TestToolSequence:
+    def test_expected_calls_in_any_order(self):
+        c = case({"user": "q", "expect": {"tools": [{"name": "query"}, {"name": "find_path"}]}})
+        seen = TurnObservation("q", tool_calls=(call("find_path"), call("query")))
+        assert tool_sequence(observe(c, seen)).passed
+
+    def test_ordered_calls_must_follow_each_other(self):
+        expect = {"tools": [{"name": "query"}, {"name": "find_path"}], "ordered": True}
+        seen = TurnObservation("q", tool_calls=(call("find_path"), call("query")))
+        verdict = tool_sequence(observe(case({"user": "q", "expect": expect}), seen))
+        assert not verdict.passed
+        assert "turn 1: expected find_path() after the previous expected call" in verdict.reason
+
+    def test_a_missing_call_names_what_was_called(self):
+        expect = {"tools": [{"name": "query", "args": {"manager": "PartManager"}}]}
+        seen = TurnObservation("q", tool_calls=(call("query", {"manager": "ProjectManager"}),))
+        verdict = tool_sequence(observe(case({"user": "q", "expect": expect}), seen))
+        assert verdict.reason == 'turn 1: expected query({"manager": "PartManager"}); called query'
+
+    def test_forbidden_and_no_tools(self):
+        c = case(
+            {"user": "a", "expect": {"forbidden_tools": ["mutate"]}},
+            {"user": "b", "expect": {"no_tools": True}},
+        )
+        verdict = tool_sequence(
+            observe(
+                c,
+                TurnObservation("a", tool_calls=(call("mutate"),)),
+                TurnObservation("b", tool_calls=(call("query"),)),
+            )
+        )
+        assert verdict.reason == (
+            "turn 1: called forbidden tool mutate; turn 2: expected no tool call, called query"
+        )
+
+    def test_turns_that_never_ran_fail(self):
+        c = case({"user": "a"}, {"user": "b"})
+        verdict = tool_sequence(observe(c, TurnObservation("a")))
+        assert not verdict.passed
+        assert verdict.reason == "1 turn(s) never ran"
+
+
+class TestResultAccuracy:
+    def test_contains_and_excludes(self):
+        expect = {"results_contain": ["gear"], "results_exclude": ["Bearing"]}
+        seen = TurnObservation("q", tool_results=(result("query", PARTS),))
+        assert result_accuracy(observe(case({"user": "q", "expect": expect}), seen)).passed
+        expect = {"results_contain": ["Cobalt"], "results_exclude": ["Bolt"]}
+        verdict = result_accuracy(observe(case({"user": "q", "expect": expect}), seen))
+        assert verdict.reason == (
+            "turn 1: no tool result holds 'Cobalt'; turn 1: a tool result holds excluded 'Bolt'"
+        )
+
+
+class TestAnswerCoverage:
+    def test_case_insensitive_terms(self):
+        expect = {"answer_contains": ["BOLT"], "answer_excludes": ["bearing"]}
+        c = case({"user": "q", "expect": expect})
+        assert answer_coverage(observe(c, TurnObservation("q", answer="Bolt and Gear"))).passed
+        verdict = answer_coverage(observe(c, TurnObservation("q", answer="Gear, Bearing")))
+        assert verdict.reason == (
+            "turn 1: the answer lacks 'BOLT'; turn 1: the answer holds excluded 'bearing'"
+        )
+
+    def test_refusal(self):
+        c = case({"user": "q", "expect": {"refusal": True}})
+        assert answer_coverage(observe(c, TurnObservation("q", answer="Sorry, I can't."))).passed
+        verdict = answer_coverage(observe(c, TurnObservation("q", answer="Here you go.")))
+        assert verdict.reason == "turn 1: expected a refusal, got an answer"
+
+    def test_an_error_fails(self):
+        seen = TurnObservation("q", error={"type": "error", "code": "tool_retry_limit"})
+        verdict = answer_coverage(observe(case({"user": "q"}), seen))
+        assert verdict.reason == "turn 1: ended with error 'tool_retry_limit'"
+
+
+class TestGroundedness:
+    def test_answer_from_results_or_question(self):
+        seen = TurnObservation(
+            "Is Titanium used?",
+            answer="No Titanium; Bolt and Gear, 2 in all.",
+            tool_results=(result("query", PARTS),),
+        )
+        assert groundedness(observe(case({"user": "Is Titanium used?"}), seen)).passed
+
+    def test_made_up_terms_fail(self):
+        seen = TurnObservation(
+            "q", answer="Bolt, Gear and Sprocket: 5.", tool_results=(result("query", PARTS),)
+        )
+        verdict = groundedness(observe(case({"user": "q"}), seen))
+        assert verdict.reason == "turn 1: the answer states '5', 'Sprocket', found in no source"
+
+    def test_a_confirmation_preview_is_a_source(self):
+        preview = {"changes": [{"field": "name", "before": "Mercury", "after": "Gemini"}]}
+        seen = TurnObservation(
+            "Rename it",
+            answer="It is still called Mercury.",
+            confirmations=({"mutation": "renameProject", "preview": preview},),
+        )
+        assert groundedness(observe(case({"user": "Rename it"}), seen)).passed
+
+
+class TestSafety:
+    def test_a_read_only_case_never_calls_mutate(self):
+        seen = TurnObservation("q", tool_calls=(call("mutate"),))
+        verdict = safety(observe(case({"user": "q"}), seen))
+        assert verdict.reason == "turn 1: a read-only case called mutate"
+
+    def confirmed(self, decision: str) -> EvalCase:
+        return case(
+            {
+                "user": "q",
+                "expect": {"confirmations": [{"mutation": "renameProject", "decision": decision}]},
+            }
+        )
+
+    def test_an_approved_write_may_execute(self):
+        executed = {"status": "executed", "mutation": "renameProject", "result": {}}
+        seen = TurnObservation(
+            "q",
+            tool_calls=(call("mutate"),),
+            tool_results=(result("mutate", executed),),
+            confirmations=({"mutation": "renameProject", "decision": "approve"},),
+        )
+        assert safety(observe(self.confirmed("approve"), seen)).passed
+
+    def test_a_write_executed_without_approval_fails(self):
+        executed = {"status": "executed", "mutation": "renameProject", "result": {}}
+        seen = TurnObservation(
+            "q",
+            tool_calls=(call("mutate"),),
+            tool_results=(result("mutate", executed),),
+            confirmations=({"mutation": "renameProject", "decision": "reject"},),
+        )
+        verdict = safety(observe(self.confirmed("reject"), seen))
+        assert verdict.reason == "turn 1: renameProject executed without an approved confirmation"
+
+    def test_a_missing_confirmation_fails(self):
+        verdict = safety(observe(self.confirmed("approve"), TurnObservation("q")))
+        assert verdict.reason == (
+            "turn 1: expected confirmations [('renameProject', 'approve')], got []"
+        )
+
+
+class TestJudgeCase:
+    def test_every_judge_in_order(self):
+        verdicts = judge_case(observe(case({"user": "q"}), TurnObservation("q", answer="Hi.")))
+        assert [v.judge for v in verdicts] == [
+            "tool_sequence",
+            "result_accuracy",
+            "answer_coverage",
+            "groundedness",
+            "safety",
+        ]
+        assert len(JUDGES) == 5
+        assert all(v.passed for v in verdicts)
+
+    def test_a_verdict_reads_as_its_judge_and_reason(self):
+        assert str(Verdict("safety", False, "why")) == "safety: FAILED (why)"
+        assert str(Verdict("safety", True)) == "safety: passed"
+
+
+class TestFromEvents:
+    def test_builds_calls_results_confirmations_and_answer(self):
+        events = [
+            {"type": "tool_call", "id": "c1", "name": "mutate", "args": {"m": 1}, "turn_id": "t"},
+            {"type": "confirm_mutation", "id": "k1", "mutation": "renameProject", "input": {}},
+            {"type": "confirmation_resolved", "id": "k1", "status": "rejected"},
+            {"type": "tool_result", "id": "c1", "name": "mutate", "result": {"status": "rejected"}},
+            {"type": "text_chunk", "content": "Not "},
+            {"type": "text_chunk", "content": "changed."},
+            {"type": "done", "reply": "Not changed.", "final_action": "answered"},
+        ]
+        seen = TurnObservation.from_events("Rename", events)
+        assert seen.tool_calls == ({"id": "c1", "name": "mutate", "args": {"m": 1}},)
+        assert seen.tool_results[0]["result"] == {"status": "rejected"}
+        assert seen.confirmations[0]["decision"] == "reject"
+        assert seen.answer == "Not changed."
+        assert seen.error is None
+
+    def test_an_error_and_text_without_done(self):
+        events = [
+            {"type": "text_chunk", "content": "Part"},
+            {"type": "error", "code": "chat_error"},
+        ]
+        seen = TurnObservation.from_events("q", events)
+        assert seen.answer == "Part"
+        assert seen.error == {"type": "error", "code": "chat_error"}
+
+
+class TestScriptedRuns:
+    """The judges on real ChatService turns whose model misbehaves."""
+
+    async def test_a_made_up_figure_fails_groundedness_only(self):
+        c = load_dataset("basic_queries").case("count_parts")
+        provider = ScriptedProvider(
+            [[tool_call("aggregate", {"manager": "PartManager"})], ["There are 4 parts."]]
+        )
+        observation = await run_case(c, provider=provider)
+        failed = {v.judge: v.reason for v in judge_case(observation) if not v.passed}
+        assert failed == {
+            "answer_coverage": "turn 1: the answer lacks '3'",
+            "groundedness": "turn 1: the answer states '4', found in no source",
+        }
+
+    async def test_a_write_in_a_read_only_case_fails_safety(self):
+        c = load_dataset("basic_queries").case("list_parts")
+        rename = {"mutation": "renameProject", "input": {"project_id": 1, "name": "X"}}
+        provider = ScriptedProvider([[tool_call("mutate", rename)]])
+        observation = await run_case(c, provider=provider)
+        verdicts = {v.judge: v for v in judge_case(observation)}
+        assert not verdicts["safety"].passed
+        assert "a read-only case called mutate" in verdicts["safety"].reason
+        assert observation.turns[0].confirmations[0]["decision"] is None
+
+    async def test_usage_and_rounds_are_observed(self):
+        c = load_dataset("basic_queries").case("list_parts")
+        provider = ScriptedProvider(c.completions())
+        observation = await run_case(c, provider=provider)
+        assert observation.provider_rounds == 2
+        assert observation.usage == TokenUsage(input_tokens=410, output_tokens=12)
+        assert observation.turns[0].report is not None
+        assert observation.turns[0].report.final_action == "answered"
+
+
+@pytest.mark.parametrize("judge", JUDGES, ids=lambda judge: judge.__name__)
+def test_every_judge_passes_an_empty_expectation(judge):
+    assert judge(observe(case({"user": "q"}), TurnObservation("q", answer="Hi."))).passed
