@@ -66,5 +66,5 @@ urlpatterns: list[URLPattern] = [
     re_path(r"^audit/export\.(?P<fmt>csv|jsonl)$", audit.audit_export, name="audit_export"),
     path("audit/<chatomon_key:event_id>/", audit.audit_detail, name="audit_detail"),
     path("evals/", evals.eval_run_list, name="eval_runs"),
-    path("evals/<int:run_id>/", evals.eval_run_detail, name="eval_run"),
+    path("evals/<chatomon_key:run_id>/", evals.eval_run_detail, name="eval_run"),
 ]
