@@ -50,7 +50,7 @@ from collections.abc import (
 )
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any, Protocol, cast
 from uuid import UUID
 
 from chatomon.atom import Atom
@@ -76,20 +76,43 @@ from chatomon.chat.store.records import (
     PendingConfirmation,
     StoredMessage,
 )
+from chatomon.chat.tools.context import AuditHook
 from chatomon.chat.tools.toolset import Toolset
 from chatomon.data.actor import SimpleActor, is_authenticated
 from chatomon.errors import StoreUnavailableError
+from chatomon.nucleus import Nucleus
 from chatomon.orbitals.base import Orbital, ParallelGroup
 from chatomon.redaction import DEFAULT_REDACTION, Redaction
 from chatomon.schemas import CaptureContent, TurnPause
 from chatomon.storable import unstorable
 
-__all__ = ["AtomConfig", "ChatService", "owner_of"]
+__all__ = ["AtomConfig", "ChatService", "TurnNucleusFactory", "owner_of"]
 
 logger = logging.getLogger(__name__)
 
 SUSPENDING = ("client", "staff")
 """The approvers whose decisions suspend a turn when the transport can confirm."""
+
+
+class TurnNucleusFactory(Protocol):
+    """Builds a turn's nucleus in place of the tool loop (`chatomon.planned.PlannedTurns`).
+
+    `fallback` is the turn's tool loop: the nucleus hands it what it does not answer
+    itself (a mutation, a guided refusal), so confirmations work as in any turn.
+    """
+
+    def nucleus(
+        self,
+        toolset: Toolset,
+        *,
+        actor: Any = None,
+        fallback: Nucleus | None = None,
+        budget: TurnBudget | None = None,
+        audit: AuditHook | None = None,
+        capture_questions: bool = False,
+    ) -> Nucleus:
+        """The nucleus of one turn."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -151,6 +174,10 @@ class ChatService:
         redaction: The rule the events' tool arguments, tool results and
             `confirm_mutation` input and preview pass (chatomon.redaction; default: the
             default key terms). Stored items and confirmations keep the real values.
+        planned: Planned read orchestration (`chatomon.planned.PlannedTurns`): every
+            message is planned, read plans answered from gathered evidence, mutation
+            plans (and resumed turns) run by the tool loop. None: the tool loop only.
+        audit: Receives the tools' and the planned turns' audit events.
     """
 
     def __init__(
@@ -171,8 +198,12 @@ class ChatService:
         actor_loader: Callable[[Owner], Awaitable[Any]] | None = None,
         budget_for: Callable[[Owner], TurnBudget | None] | None = None,
         redaction: Redaction = DEFAULT_REDACTION,
+        planned: TurnNucleusFactory | None = None,
+        audit: AuditHook | None = None,
     ) -> None:
         self.store = store
+        self.planned = planned
+        self.audit = audit
         self.provider = provider
         self.toolset = toolset
         self.atom_config = atom_config or AtomConfig()
@@ -263,8 +294,18 @@ class ChatService:
         loop = self._loop(
             actor, budget, history=native, suspend_for=SUSPENDING if can_confirm else ("staff",)
         )
+        nucleus: Nucleus = loop
+        if self.planned is not None:
+            nucleus = self.planned.nucleus(
+                self.toolset,
+                actor=actor,
+                fallback=loop,
+                budget=budget,
+                audit=self.audit,
+                capture_questions=self.atom_config.capture_content == "full",
+            )
         # The orbitals read the conversation as text; the tool loop gets it natively.
-        stream = self._atom(loop).stream(
+        stream = self._atom(nucleus).stream(
             text,
             history=text_history(native),
             conversation_id=str(conversation.id),
@@ -442,13 +483,14 @@ class ChatService:
             resume=resume,
             history=history,
             budget=budget,
+            audit=self.audit,
         )
 
-    def _atom(self, loop: ToolLoop) -> Atom:
+    def _atom(self, nucleus: Nucleus) -> Atom:
         config = self.atom_config
         return Atom(
             config.name,
-            loop,
+            nucleus,
             input=config.input,
             output=config.output,
             capture_content=config.capture_content,
