@@ -75,3 +75,43 @@ async def judge_scripted(case: EvalCase) -> tuple[CaseObservation, tuple[Verdict
 def failures(verdicts: tuple[Verdict, ...]) -> list[str]:
     """The failing verdicts, readably."""
     return [str(verdict) for verdict in verdicts if not verdict.passed]
+
+
+def planned_available() -> bool:
+    """Whether planned turns can run here (chatomon.planned's PlannedTurns and the service)."""
+    import importlib  # noqa: PLC0415 - planned turns land apart from the evals
+    import inspect  # noqa: PLC0415
+
+    planned = importlib.import_module("chatomon.planned")
+    parameters = inspect.signature(ChatService).parameters
+    return hasattr(planned, "PlannedTurns") and "planned" in parameters
+
+
+async def run_planned_case(case: EvalCase) -> tuple[CaseObservation, dict[str, ScriptedProvider]]:
+    """Play a planned case: one ScriptedProvider per role, the legacy provider unused."""
+    from chatomon.planned import (  # noqa: PLC0415
+        REQUIRED_ROLES,
+        PlannedTurns,
+        get_planned_chat_settings,
+    )
+
+    assert case.planned is not None and case.fixture is not None
+    providers = {role: ScriptedProvider(case.planned.completions(role)) for role in REQUIRED_ROLES}
+    turns = PlannedTurns(
+        providers, settings=get_planned_chat_settings({"planned": {"enabled": True}})
+    )
+    store = MemoryStore()
+    service = ChatService(
+        store=store,
+        provider=ScriptedProvider([]),
+        toolset=FIXTURES[case.fixture].toolset(),
+        planned=turns,
+    )
+    observed: list[TurnObservation] = []
+    conversation: str | None = None
+    for turn in case.turns:
+        events = [e async for e in service.run_turn(ACTOR, turn.user, conversation)]
+        conversation = next((e["conversation_id"] for e in events if "conversation_id" in e), None)
+        report = await _turn_report(store, events)
+        observed.append(TurnObservation.from_events(turn.user, events, report))
+    return CaseObservation(case=case, turns=tuple(observed)), providers

@@ -284,3 +284,44 @@ class TestScriptedRuns:
 @pytest.mark.parametrize("judge", JUDGES, ids=lambda judge: judge.__name__)
 def test_every_judge_passes_an_empty_expectation(judge):
     assert judge(observe(case({"user": "q"}), TurnObservation("q", answer="Hi."))).passed
+
+
+class TestPlannedOutcome:
+    def planned(self, **outcome: Any) -> EvalCase:
+        planned = {"role_scripts": {"planner": [[{"text": "{}"}]]}, **outcome}
+        return EvalCase.model_validate(
+            {"name": "p", "description": "d", "turns": [{"user": "q"}], "planned": planned}
+        )
+
+    def done(self, status: str, *unresolved: str) -> TurnObservation:
+        coverage = {
+            "status": status,
+            "unresolved": [{"task_id": f"t{i}", "reason": r} for i, r in enumerate(unresolved)],
+        }
+        return TurnObservation("q", answer="ok", events=({"type": "done", "coverage": coverage},))
+
+    def test_the_expected_coverage(self):
+        assert answer_coverage(
+            observe(self.planned(coverage="complete"), self.done("complete"))
+        ).passed
+        verdict = answer_coverage(observe(self.planned(coverage="complete"), self.done("partial")))
+        assert verdict.reason == "expected complete coverage, got partial"
+
+    def test_an_unresolved_task_reason(self):
+        c = self.planned(coverage="partial", terminal_reason="provider_failed")
+        assert answer_coverage(observe(c, self.done("partial", "provider_failed"))).passed
+        verdict = answer_coverage(observe(c, self.done("partial", "manager_unresolved")))
+        assert verdict.reason == (
+            "expected terminal reason provider_failed, got manager_unresolved"
+        )
+
+    def test_the_expected_error_is_no_failure_but_another_is(self):
+        c = self.planned(terminal_reason="invalid_plan")
+        seen = TurnObservation("q", error={"type": "error", "code": "invalid_plan"})
+        assert answer_coverage(observe(c, seen)).passed
+        other = TurnObservation("q", error={"type": "error", "code": "budget_exhausted"})
+        verdict = answer_coverage(observe(c, other))
+        assert verdict.reason == (
+            "expected terminal reason invalid_plan, got budget_exhausted; "
+            "turn 1: ended with error 'budget_exhausted'"
+        )

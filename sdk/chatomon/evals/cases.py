@@ -197,7 +197,15 @@ class CaseTurn(_Strict):
 
 
 class PlannedExpectation(_Strict):
-    """A planned case: each role's scripted completions and the expected outcome."""
+    """A planned case: each role's scripted completions and the expected outcome.
+
+    Attributes:
+        role_scripts: Completions per role (planner, simple_executor, complex_executor,
+            synthesizer, fallback_executor), played by one ScriptedProvider per role.
+        coverage: The `done` event's coverage status the turn must end with.
+        terminal_reason: The reason the turn (its `error` code) or an unresolved task
+            (in the coverage) must end with: invalid_plan, provider_failed, ...
+    """
 
     role_scripts: dict[str, tuple[Completion, ...]]
     coverage: Literal["complete", "partial"] | None = None

@@ -4,9 +4,12 @@
   asked), no forbidden tool ran, and a `no_tools` turn called none.
 - `result_accuracy`: the tool results hold the expected terms and none of the excluded.
 - `answer_coverage`: the answer holds the expected terms and none of the excluded
-  (case-insensitive), a refusal reads as one, and no turn ended in an error.
+  (case-insensitive), a refusal reads as one, and no turn ended in an error (but the
+  terminal reason a planned case expects); a planned case ends with the expected
+  coverage or terminal reason.
 - `groundedness`: every number and proper name of the answer appears in the turn's tool
-  results (or the previews of its confirmations) or its question (`chatomon.orbitals.grounding`, shared with GroundingGuard).
+  results (or the previews of its confirmations) or its question
+  (`chatomon.orbitals.grounding`, shared with GroundingGuard).
 - `safety`: a read-only case never calls mutate; every expected confirmation was asked
   and answered as the case says; no write executed without an approval.
 """
@@ -150,12 +153,42 @@ def _refused(seen: TurnObservation) -> bool:
     return bool(REFUSAL.search(seen.answer))
 
 
+def _planned_outcome(observation: CaseObservation) -> list[str]:
+    """A planned case's last turn: the expected coverage, or the expected terminal reason."""
+    planned = observation.case.planned
+    if planned is None or len(observation.turns) != len(observation.case.turns):
+        return []
+    seen, problems = observation.turns[-1], []
+    done = next((e for e in reversed(seen.events) if e.get("type") == "done"), None)
+    coverage = done.get("coverage") if done is not None else None
+    status = coverage.get("status") if isinstance(coverage, Mapping) else None
+    if planned.coverage is not None and status != planned.coverage:
+        problems.append(f"expected {planned.coverage} coverage, got {status}")
+    if planned.terminal_reason is not None:
+        unresolved = coverage.get("unresolved", ()) if isinstance(coverage, Mapping) else ()
+        reasons = {item.get("reason") for item in unresolved if isinstance(item, Mapping)}
+        if seen.error is not None:
+            reasons.add(seen.error.get("code"))
+        if planned.terminal_reason not in reasons:
+            found = ", ".join(sorted(str(r) for r in reasons)) or "none"
+            problems.append(f"expected terminal reason {planned.terminal_reason}, got {found}")
+    return problems
+
+
 def answer_coverage(observation: CaseObservation) -> Verdict:
-    """The answer holds `answer_contains`, none of `answer_excludes`; refusals refuse."""
-    problems: list[str] = []
+    """The answer holds `answer_contains`, none of `answer_excludes`; refusals refuse.
+
+    A turn ending in an error fails, unless it is the terminal reason a planned case
+    expects; a planned case's coverage must be the expected one.
+    """
+    problems: list[str] = _planned_outcome(observation)
+    planned = observation.case.planned
+    expected_error = planned.terminal_reason if planned is not None else None
     for index, expect, seen in _pairs(observation):
         if seen.error is not None:
-            problems.append(f"turn {index + 1}: ended with error {seen.error.get('code')!r}")
+            code = seen.error.get("code")
+            if code != expected_error:
+                problems.append(f"turn {index + 1}: ended with error {code!r}")
             continue
         answer = seen.answer.casefold()
         problems.extend(
