@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import sqlite3
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from chatomon.evals.cases import LEGACY_DATASETS
+from chatomon.evals.cases import LEGACY_DATASETS, load_dataset
 from chatomon.evals.cli import run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -219,3 +220,32 @@ def test_fixture_option_runs_every_case_on_that_fixture() -> None:
     ran = evals("--settings", SETTINGS, "--provider", "scripted", "--fixture", "large", *PASSING)
     assert ran.returncode == 1  # the large fixture has no PartManager; the greeting still passes
     assert "toy_pass [scripted]: 1/2 passed" in ran.stdout
+
+
+def test_a_terminal_gets_a_progress_bar_for_a_large_run() -> None:
+    primary, secondary = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    env["PYTHONPATH"] = str(ROOT)
+    with subprocess.Popen(
+        [sys.executable, "-m", "chatomon.evals", "--settings", SETTINGS, "--provider", "scripted",
+         "--dataset", "basic_queries"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=secondary, text=True,
+    ) as process:  # fmt: skip
+        os.close(secondary)
+        drawn = b""
+        while True:
+            try:
+                chunk = os.read(primary, 4096)
+            except OSError:  # the terminal closed: the process is done writing
+                break
+            if not chunk:
+                break
+            drawn += chunk
+        report = process.stdout.read() if process.stdout else ""
+    os.close(primary)
+    assert process.returncode == 0
+    cases = load_dataset("basic_queries").cases
+    assert f"] {len(cases)}/{len(cases)} scripted basic_queries/{cases[-1].name}".encode() in drawn
+    # The report on stdout carries no bar.
+    assert report.startswith(f"basic_queries [scripted]: {len(cases)}/{len(cases)} passed")
+    assert "#" not in report
