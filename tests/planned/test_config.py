@@ -241,6 +241,17 @@ def test_wrong_values_name_the_key(planned: dict[str, Any], expected: str) -> No
     assert expected in str(invalid({"planned": planned}))
 
 
+def test_enabled_named_profiles_need_a_provider_class_with_from_config() -> None:
+    """The reference: each configured provider must support build_profile_provider's way."""
+    odd = {**CHAT, "provider_profiles": {"fast": {**FAST, "provider": f"{HERE}.NoFromConfig"},
+                                         "strong": STRONG}}  # fmt: skip
+    assert "provider_profiles.fast.provider names NoFromConfig" in str(invalid(odd))
+    typo = {**CHAT, "provider_profiles": {"fast": FAST, "strong": {**STRONG, "provider": "olama"}}}
+    assert "unknown provider 'olama'; did you mean 'ollama'?" in str(invalid(typo))
+    off = {**odd, "planned": {**CHAT["planned"], "enabled": False}}
+    assert get_planned_chat_settings(off).enabled is False  # off: nothing is imported
+
+
 def test_a_mapping_is_required() -> None:
     assert "must be a mapping, got list" in str(invalid([]))
     assert "planned must be a mapping of planned settings" in str(invalid({"planned": "on"}))

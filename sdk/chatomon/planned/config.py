@@ -96,11 +96,16 @@ class PlannedChatSettings:
 def get_planned_chat_settings(chat: Mapping[str, Any] | None = None) -> PlannedChatSettings:
     """Return immutable planned-chat settings normalized from chat settings.
 
+    With planned mode on, every role must name a profile, all of one trust group, and
+    each named profile's provider must be a class with `from_config` (imported here, not
+    built: its SDK is not needed yet).
+
     Args:
         chat: A mapping shaped like settings.CHATOMON; None reads as an empty one.
 
     Raises:
         ChatConfigurationError: invalid_planned_settings, naming the key and the problem.
+        ImportError: A named provider's module fails to import (not a missing module).
     """
     if chat is None:
         chat = {}
@@ -127,6 +132,8 @@ def get_planned_chat_settings(chat: Mapping[str, Any] | None = None) -> PlannedC
             for name, entry in sorted(section.provider_profiles.items())
             if name in roles.values()
         }
+        for profile in profiles.values():
+            _constructible(profile)
     else:
         roles = dict.fromkeys(REQUIRED_ROLES, DEFAULT_PROFILE)
         profiles = {DEFAULT_PROFILE: implicit}
@@ -142,6 +149,14 @@ def get_planned_chat_settings(chat: Mapping[str, Any] | None = None) -> PlannedC
         max_rounds_per_root=planned.max_rounds_per_root,
         request_timeout_seconds=planned.request_timeout_seconds,
     )
+
+
+def _constructible(profile: ProviderProfile) -> None:
+    """Refuse a named profile whose provider cannot be built from a configuration."""
+    try:
+        _require_from_config(profile)
+    except ChatConfigurationError as error:
+        raise ChatConfigurationError.invalid_planned_settings(str(error)) from None
 
 
 def profile_for_role(settings: PlannedChatSettings, role: str) -> ProviderProfile:
@@ -177,6 +192,21 @@ def _provider_class(profile: ProviderProfile) -> tuple[type[Any], dict[str, Any]
     return cls, {**implied, **profile.provider_config}
 
 
+def _require_from_config(profile: ProviderProfile) -> tuple[Any, dict[str, Any]]:
+    """A named profile's `from_config` and whole configuration (it builds through that)."""
+    cls, config = _provider_class(profile)
+    from_config = getattr(cls, "from_config", None)
+    if from_config is None:
+        key = _profile_key(profile)
+        raise ChatConfigurationError(
+            f"{key} names {cls.__name__}, which a profile cannot build: it has no "
+            "from_config(config) classmethod",
+            key=key,
+            value=profile.provider,
+        )
+    return from_config, config
+
+
 def build_profile_provider(profile: ProviderProfile) -> Any:
     """Build a provider from a profile without changing legacy settings.
 
@@ -191,17 +221,8 @@ def build_profile_provider(profile: ProviderProfile) -> Any:
     try:
         if profile.implicit:
             return build_provider(profile.provider, profile.provider_config)
-        cls, config = _provider_class(profile)
-        from_config = getattr(cls, "from_config", None)
-        if from_config is None:
-            key = _profile_key(profile)
-            raise ChatConfigurationError(
-                f"{key} names {cls.__name__}, which a profile cannot build: it has no "
-                "from_config(config) classmethod",
-                key=key,
-                value=profile.provider,
-            )
-        return from_config(dict(config))
+        from_config, config = _require_from_config(profile)
+        return from_config(config)
     except ConfigurationError as error:
         raise _named(profile, error) from error
 

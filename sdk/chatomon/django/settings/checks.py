@@ -73,12 +73,7 @@ from chatomon.errors import (
     ProviderDependencyError,
 )
 from chatomon.planned.catalog import load_manager_catalog
-from chatomon.planned.config import (
-    REQUIRED_ROLES,
-    ProviderProfile,
-    get_planned_chat_settings,
-    validate_profile_provider,
-)
+from chatomon.planned.config import REQUIRED_ROLES, ProviderProfile, validate_profile_provider
 from chatomon.providers.registry import resolve_provider
 
 __all__ = ["check_chat"]
@@ -108,7 +103,7 @@ def check_chat(app_configs: Iterable[AppConfig] | None = None, **_: Any) -> list
     if settings is not None:
         messages += _permission_errors(settings.permission)
         messages += _registry_errors(settings)
-        messages += _planned_errors(settings, raw)
+        messages += _planned_errors(settings)
         messages += _deployment_warnings(settings)
         messages += _layer_timeout_warnings()
         messages += _connection_health_warnings()
@@ -151,14 +146,18 @@ def _confirmation_errors(raw: Mapping[str, Any]) -> list[CheckMessage]:
     ]
 
 
-def _planned_errors(settings: ChatSettings, raw: Mapping[str, Any]) -> list[CheckMessage]:
-    """E011/E003/E004 for each role's profile provider, E012 for the catalog (when enabled)."""
-    if not settings.planned.enabled:
+def _planned_errors(settings: ChatSettings) -> list[CheckMessage]:
+    """E011/E003/E004 for each role's named profile provider, E012 for the catalog."""
+    planned = settings.planned
+    if not planned.enabled:
         return []
-    planned = get_planned_chat_settings(raw)  # validated already, by build_chat_settings
     messages: list[CheckMessage] = []
-    for profile in planned.profiles.values():
-        if not profile.implicit:  # the implicit one is the legacy provider, checked apart
+    if settings.provider_profiles:  # without them, the roles use the legacy provider
+        for name in sorted(set(planned.roles.values())):
+            entry = settings.provider_profiles[name]
+            profile = ProviderProfile(
+                name, entry.provider, entry.provider_config, entry.trust_group
+            )
             messages += _profile_errors(profile)
     if planned.catalog is not None:
         messages += _catalog_errors(settings, planned.catalog)
