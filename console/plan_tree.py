@@ -37,7 +37,8 @@ __all__ = [
     "tool_anchor",
 ]
 
-_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+# What an HTML id and a URL fragment take as is: planned call ids read "t1.call-1".
+_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
 Relation = Literal["root", "dependent", "child"]
 
 

@@ -5,12 +5,20 @@ turns list marks planned turns; a tool-loop turn shows no plan."""
 from __future__ import annotations
 
 import importlib
+import json
 import re
 from typing import Any
 
 import pytest
+from asgiref.sync import async_to_sync
+from django.contrib.auth.models import User
 
+from chatomon.chat.pipeline import AtomConfig
+from chatomon.chat.store import Owner
 from chatomon.django.models import ChatMessage, Turn
+from chatomon.django.persistence.store import DjangoStore
+from chatomon.planned import PlannedTurns
+from chatomon.providers.testing import ScriptedProvider, tool_call
 from chatomon.schemas import (
     PlannedCoverage,
     PlannedEvidence,
@@ -18,6 +26,7 @@ from chatomon.schemas import (
     PlannedTurnReport,
     PlannedUnresolved,
 )
+from tests.chat.services import collect, service
 from tests.console.conftest import NOW, conversation, make_turn
 
 pytestmark = pytest.mark.django_db
@@ -205,6 +214,7 @@ def test_no_plan_or_one_that_does_not_validate_draws_no_tree(report):
 
 def test_anchors_are_valid_ids_whatever_the_call_id():
     assert tool_anchor("call_1") == "cc-tool-call_1"
+    assert tool_anchor("t1.call-1") == "cc-tool-t1.call-1"  # a planned task's call
     odd = tool_anchor('a "b" #c')
     assert re.fullmatch(r"cc-tool--[0-9a-f]{16}", odd) and odd == tool_anchor('a "b" #c')
     assert tool_anchor("x y") != tool_anchor("x_y")
@@ -218,3 +228,29 @@ def test_only_calls_whose_card_is_shown_get_an_anchor():
     assert calls["c1"].anchor == tool_anchor("c1") and calls["c9"].anchor is None
     assert calls["c9"].name is None  # neither a card nor an evidence record names it
     assert [row.anchor for row in tree.roots[0].evidence] == [tool_anchor("c1"), None]
+
+
+@pytest.mark.django_db(transaction=True)  # the store writes from its own thread
+def test_a_planned_turn_run_on_the_django_store_links_its_stored_calls(staff_client):
+    """A real planned read (scripted roles) stored by DjangoStore, then its turn page."""
+    plan = {"intent": "read", "tasks": [{
+        "id": "t1", "question": "Which parts are made of steel?", "manager": "PartManager",
+        "needs": [{"kind": "query", "description": "parts made of steel"}]}]}  # fmt: skip
+    query = {"manager": "PartManager", "filters": {"material__name": "Steel"}, "fields": ["name"]}
+    executor = ScriptedProvider([[tool_call("query", query)]])
+    planned = PlannedTurns({
+        "planner": ScriptedProvider([[json.dumps(plan)]]), "simple_executor": executor,
+        "complex_executor": executor, "fallback_executor": executor,
+        "synthesizer": ScriptedProvider([["The bolt."]]),
+    })  # fmt: skip
+    user = User.objects.create_user("carol")
+    chat = service(DjangoStore(), ScriptedProvider([]), planned=planned,
+                   atom_config=AtomConfig(capture_content="full"))  # fmt: skip
+    events = async_to_sync(collect)(chat.run_turn(user, "Steel parts?", owner=Owner.user(user.pk)))
+    assert events[-1]["coverage"]["status"] == "complete", events
+    turn = Turn.objects.get(pk=events[-1]["turn_id"])
+    html = staff_client.get(f"/console/turns/{turn.id}/").content.decode()
+    (call_id,) = turn.report["planned"]["tasks"][0]["tool_call_ids"]
+    assert f'id="{tool_anchor(call_id)}"' in html  # the stored call's card
+    assert f'<a href="#{tool_anchor(call_id)}">query <code>{call_id}</code></a>' in html
+    assert "1 of 1 task resolved" in html and "Which parts are made of steel?" in html
