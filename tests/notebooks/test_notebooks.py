@@ -14,7 +14,12 @@ from nbclient import NotebookClient
 from nbconvert import HTMLExporter
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
-NAMES = ["01-quickstart.ipynb", "02-guardrails.ipynb", "03-data-chat.ipynb"]
+NAMES = [
+    "01-quickstart.ipynb",
+    "02-guardrails.ipynb",
+    "03-data-chat.ipynb",
+    "04-planned-turns.ipynb",
+]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 # What each notebook's exported HTML shows only through the widgets' static copies (the
@@ -29,6 +34,14 @@ EXPORTED = {
         "<ins>Iron</ins>",
         ">approved</span>",
         "Steel is now called Iron.",
+    ],
+    # The reports' plan trees, and the widget's copy of a planned answer.
+    "04-planned-turns.ipynb": [
+        "Plan (2 tasks, complete)",
+        "Plan (2 tasks, partial)",
+        '<b>projects</b> <span class="cm-muted">needs parts</span>',
+        "How dense is cobalt?",
+        "Cobalt has a density of 8.9 g/cm³.",
     ],
 }
 # What a widget without a static copy, or a log line, leaves in an export.
