@@ -84,3 +84,56 @@ class RulesProvider(BaseLLMProvider):
             yield TextChunkEvent(content="Echo: ")
             yield TextChunkEvent(content=text)
         yield DoneEvent(usage=usage)
+
+
+class RoleProvider(BaseLLMProvider):
+    """Plays one role of a planned turn, named by `role` in its config (planned transport tests).
+
+    - planner: a read plan with one task per `<Name>Manager` word of the user's message
+      (`parts` for PartManager...), or a mutation plan when the message starts with "mutate";
+    - simple_executor, complex_executor, fallback_executor: a `query` of the names of the
+      manager its task names (`manager` hint);
+    - synthesizer: "Planned answer from <n> results." (n: the evidence items it was given).
+    """
+
+    name = "role"
+    default_config: ClassVar[Mapping[str, Any]] = MappingProxyType({"role": "planner"})
+
+    async def complete(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+    ) -> AsyncIterator[ChatEvent]:
+        role = str(self.settings["role"])
+        prompt = "\n".join(m.content for m in messages)
+        usage = TokenUsage(input_tokens=2, output_tokens=1)
+        if role == "planner":
+            yield TextChunkEvent(content=json.dumps(_plan(messages[-1].content)))
+        elif role == "synthesizer":
+            found = prompt.count('"name"')
+            yield TextChunkEvent(content="Planned answer ")
+            yield TextChunkEvent(content=f"from {found} results.")
+        else:
+            manager = next(
+                word.strip('".,:')
+                for word in prompt.split()
+                if word.strip('".,:').endswith("Manager") and word.strip('".,:') != "Manager"
+            )
+            yield ToolCallEvent(
+                id="q1", name="query", args={"manager": manager, "fields": ["name"]}
+            )
+        yield DoneEvent(usage=usage)
+
+
+def _plan(text: str) -> dict[str, Any]:
+    if text.strip().startswith("mutate"):
+        return {"intent": "mutation"}
+    managers = [w.strip(".,?") for w in text.split() if w.strip(".,?").endswith("Manager")]
+    tasks = [
+        {
+            "id": f"t{number}",
+            "question": f"List the {manager} records",
+            "manager": manager,
+            "needs": [{"kind": "query"}],
+        }
+        for number, manager in enumerate(managers or ["PartManager"], start=1)
+    ]
+    return {"intent": "read", "tasks": tasks}

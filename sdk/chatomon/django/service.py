@@ -35,12 +35,15 @@ from typing import Any
 from uuid import UUID
 
 from chatomon.chat.pipeline import ChatService
+from chatomon.chat.pipeline.activity import Activity
 from chatomon.chat.pipeline.wire import GENERIC_ERROR_MESSAGE
 from chatomon.chat.store.records import Owner
+from chatomon.chat.tools.context import AuditHook
 from chatomon.chat.tools.toolset import Toolset
 from chatomon.data.actor import is_authenticated
 from chatomon.django.audit.signals import send_chat_error
-from chatomon.django.settings import ChatSettings, chat_settings
+from chatomon.django.settings import ChatSettings, chat_settings, get_planned_chat_settings
+from chatomon.planned import PlannedTurns
 from chatomon.providers.registry import build_provider
 
 __all__ = [
@@ -177,6 +180,8 @@ def build_chat_service(settings: ChatSettings | None = None) -> ChatService:
     from chatomon.django.transports.ratelimit import RateLimiter
 
     chosen = settings or chat_settings()
+    planned_settings = get_planned_chat_settings()
+    listeners = _listeners(chosen)
     return ChatService(
         store=DjangoStore(),
         provider=build_provider(chosen.provider, chosen.provider_config),
@@ -188,12 +193,34 @@ def build_chat_service(settings: ChatSettings | None = None) -> ChatService:
         summarize_after=chosen.summarize_after,
         confirm_timeout_seconds=chosen.confirm_timeout_seconds,
         staff_approval_timeout_seconds=chosen.staff_approval_timeout_seconds,
-        listeners=_listeners(chosen),
+        listeners=listeners,
         publisher=publish_event,
         actor_loader=load_actor,
         budget_for=lambda owner: RateLimiter(chat_settings()).owner_budget(owner),
         redaction=redaction_of(chosen),
+        planned=PlannedTurns.from_settings(planned_settings) if planned_settings.enabled else None,
+        audit=_planned_audit(listeners),
     )
+
+
+def _planned_audit(listeners: list[Any]) -> AuditHook:
+    """The sink of the planned audit events: the audit listener, as `planned` activities.
+
+    The tools' own audit events are left out: the pipeline reports every tool call to
+    the listeners already (`tool_called`).
+    """
+    from chatomon.django.audit.listener import AuditListener
+
+    auditors = [listener for listener in listeners if isinstance(listener, AuditListener)]
+
+    def record(kind: str, payload: Mapping[str, Any]) -> None:
+        if not kind.startswith("planned_"):
+            return
+        activity = Activity("planned", "", "", None, {"event": kind, **payload})
+        for auditor in auditors:
+            auditor(activity)
+
+    return record
 
 
 def chat_service() -> ChatService:

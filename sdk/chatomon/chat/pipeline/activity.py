@@ -14,6 +14,7 @@ may quote content) and never breaks the turn.
 | `confirmation_resolved`  | `id`, `status`, `decided_by`, `reason`                   |
 | `turn_finished`          | `status`, `final_action`, `duration_ms`, `usage`, `report` |
 | `error`                  | `code`, `message` (public), `exception` (or None)        |
+| `planned`                | `event` and the allowlisted fields of a planned audit event |
 
 A mutation's `result["status"]` is "executed", "rejected", "timed_out" or "error".
 
@@ -43,6 +44,7 @@ ActivityKind = Literal[
     "confirmation_resolved",
     "turn_finished",
     "error",
+    "planned",
 ]
 
 
