@@ -15,4 +15,8 @@ INSTALLED_APPS = [
 DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
 USE_TZ = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-CHATOMON = {"provider": "tests.evals.providers.Shrugging"}
+CHATOMON = {
+    "provider": "tests.evals.providers.Shrugging",
+    # The runner builds its turns' atom from the settings: the traces show this one.
+    "atom": {"name": "evals_test", "input": ["chatomon.orbitals.PIIGuard"]},
+}

@@ -133,6 +133,10 @@ def test_trace_file_then_show(tmp_path: Path) -> None:
         ("toy_pass", "greeting", True),
         ("toy_fail", "wrong_answer", False),
     ]
+    # The turns ran in the atom the settings configure.
+    report = records[0]["reports"][0]
+    assert report["atom_name"] == "evals_test"
+    assert [result["kind"] for result in report["input"]] == ["PIIGuard"]
     shown = evals("show", str(trace))
     assert shown.returncode == 0
     assert "FAIL  toy_fail/wrong_answer  [scripted]" in shown.stdout
