@@ -19,4 +19,6 @@ CHATOMON = {
     "provider": "tests.evals.providers.Shrugging",
     # The runner builds its turns' atom from the settings: the traces show this one.
     "atom": {"name": "evals_test", "input": ["chatomon.orbitals.PIIGuard"]},
+    # The project's own managers, for the cases that name no fixture.
+    "registry": "chatomon.data.fixtures.toy_registry",
 }

@@ -253,3 +253,10 @@ def test_a_terminal_gets_a_progress_bar_for_a_large_run() -> None:
     # The report on stdout carries no bar.
     assert report.startswith(f"basic_queries [scripted]: {len(cases)}/{len(cases)} passed")
     assert "#" not in report
+
+
+def test_a_dataset_file_without_fixture_reads_the_projects_own_managers() -> None:
+    project = ["--dataset-file", str(DATA / "project.yaml")]
+    ran = evals("--settings", SETTINGS, "--provider", "scripted", *project)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "project [scripted]: 1/1 passed" in ran.stdout
