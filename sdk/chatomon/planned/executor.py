@@ -198,14 +198,14 @@ class TaskRunner:
         known = self.execution.store.by_identity(identity)
         if known is not None:
             self._link(state, known, reused=True)
-            return known.to_json()["payload"]
+            return _shown(known)
         running = self.execution.in_flight.get(identity)
         if running is not None:  # the same call of another task: wait for its evidence
             await asyncio.shield(running)
             known = self.execution.store.by_identity(identity)
             if known is not None:
                 self._link(state, known, reused=True)
-                return known.to_json()["payload"]
+                return _shown(known)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.execution.in_flight[identity] = future
         try:
@@ -239,6 +239,7 @@ class TaskRunner:
             self._link(state, record, add=True)
             if call.name == "aggregate":
                 self._aggregate_as_calculation(state, record)
+            return _shown(record)
         return result
 
     def _link(
@@ -340,6 +341,12 @@ def _summary(payload: Any) -> str:
         if "operation" in payload:
             return f"{payload['operation']} = {payload.get('value', '…')}"
     return type(payload).__name__
+
+
+def _shown(record: EvidenceRecord) -> Any:
+    """A result as its executor sees it: with its evidence id, for `calculate` operands."""
+    payload = record.to_json()["payload"]
+    return {"evidence_id": record.id, **payload} if isinstance(payload, Mapping) else payload
 
 
 def _error(code: str, message: str) -> dict[str, Any]:

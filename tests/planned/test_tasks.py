@@ -1,0 +1,217 @@
+"""Planned tasks in depth: calculations, dynamic children, regeneration, rate limits, the SDK."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chatomon import Atom, Verdict, orbital
+from chatomon.chat.pipeline import AtomConfig
+from chatomon.chat.store import MemoryStore
+from chatomon.chat.tools.toolset import Toolset
+from chatomon.data.fixtures import toy_registry
+from chatomon.planned import (
+    PlannedNucleus,
+    PlannedScope,
+    iter_planned_read_events,
+    prepare_planned_turn,
+)
+from chatomon.providers.base import Message
+from chatomon.providers.testing import FunctionProvider, ScriptedProvider, tool_call
+from tests.chat.services import Budget, collect
+
+from .scripts import USER, plan, planned_service, planned_turns, roles, task
+
+MATERIALS = tool_call("query", {"manager": "MaterialManager", "fields": ["name", "density"]})
+TOTAL_DENSITY = task(
+    "density",
+    "What is the total density of all materials?",
+    manager="material",
+    needs=[{"kind": "query"}, {"kind": "calculation", "operation": "sum"}],
+)
+
+
+def kinds(events: list[dict[str, Any]]) -> list[str]:
+    return [event["type"] for event in events]
+
+
+async def test_a_calculation_runs_in_exact_decimal_over_the_evidence() -> None:
+    executor = ScriptedProvider(
+        [
+            [MATERIALS],
+            [
+                tool_call(
+                    "calculate",
+                    {
+                        "operation": "sum",
+                        "operands": [{"evidence_id": "e1", "path": ["data", "*", "density"]}],
+                    },
+                )
+            ],
+        ]
+    )
+    synthesizer = ScriptedProvider([["The total density is 19.4."]])
+    store = MemoryStore()
+    chat = planned_service(
+        roles(
+            planner=ScriptedProvider([[plan(TOTAL_DENSITY)]]),
+            executor=executor,
+            synthesizer=synthesizer,
+        ),
+        store=store,
+    )
+    events = await collect(chat.run_turn(USER, "Total density of all materials?"))
+    assert events[-1]["coverage"]["status"] == "complete"
+    assert "calculate" in executor.requests[0].tool_names
+    # The executor saw the evidence id it needed; the synthesizer got the exact value.
+    assert '"evidence_id"' in executor.requests[1].messages[-1].content
+    assert '"19.4"' in "\n".join(m.content for m in synthesizer.requests[0].messages)
+    turn = await store.get_turn(events[-1]["turn_id"])
+    assert turn is not None and turn.report is not None
+    (reported,) = turn.report["planned"]["tasks"]
+    assert [e["kind"] for e in reported["evidence"]] == ["query", "calculation"]
+    assert reported["role"] == "complex_executor"  # a calculation is never "simple"
+
+
+async def test_an_aggregate_answers_a_count_in_one_round() -> None:
+    count = task(
+        "count",
+        "How many parts are there?",
+        manager="part",
+        needs=[{"kind": "query"}, {"kind": "calculation", "operation": "count"}],
+    )
+    executor = ScriptedProvider([[tool_call("aggregate", {"manager": "PartManager"})]])
+    chat = planned_service(
+        roles(
+            planner=ScriptedProvider([[plan(count)]]),
+            executor=executor,
+            synthesizer=ScriptedProvider([["There are 3 parts."]]),
+        )
+    )
+    events = await collect(chat.run_turn(USER, "How many parts?"))
+    assert events[-1]["coverage"]["status"] == "complete"
+    assert len(executor.requests) == 1
+
+
+async def test_a_root_adds_dynamic_children_that_run_and_count_in_coverage() -> None:
+    child = task("gear", "What is Gear made of?", manager="part")
+    root = task("parts", "Which parts exist?", manager="part")
+    executor = FunctionProvider(
+        lambda messages, tools: (
+            [tool_call("add_subtasks", {"children": [child]})]
+            if "Which parts exist?" in messages[1].content and len(messages) == 2
+            else [tool_call("query", {"manager": "PartManager", "filters": {"name": "Gear"}})]
+            if "Gear" in messages[1].content
+            else [tool_call("query", {"manager": "PartManager"})]
+        )
+    )
+    chat = planned_service(
+        roles(
+            planner=ScriptedProvider([[plan(root)]]),
+            executor=executor,
+            synthesizer=ScriptedProvider([["Bolt, Bearing and Gear; Gear is cobalt."]]),
+        )
+    )
+    events = await collect(chat.run_turn(USER, "Which parts exist, and what is Gear made of?"))
+    assert events[-1]["coverage"] == {
+        "status": "complete",
+        "resolved": 2,
+        "total": 2,
+        "unresolved": [],
+    }
+    assert {e["task_id"] for e in events if e["type"] == "tool_result"} == {"parts", "gear"}
+    # Children get no add_subtasks tool: they never have children of their own.
+    child_requests = [r for r in executor.requests if "Gear" in r.messages[1].content]
+    assert child_requests and all("add_subtasks" not in r.tool_names for r in child_requests)
+
+
+async def test_a_regeneration_writes_a_new_answer_from_the_same_evidence() -> None:
+    guard = orbital(side="output", name="no_guess")(
+        lambda ctx: (
+            Verdict.block(guidance="Name the part.") if "maybe" in ctx.message else Verdict.allow()
+        )
+    )
+    executor = ScriptedProvider([[tool_call("query", {"manager": "PartManager"})]])
+    synthesizer = ScriptedProvider([["maybe some parts"], ["Bolt, Bearing and Gear."]])
+    chat = planned_service(
+        roles(
+            planner=ScriptedProvider([[plan(task("p", "Which parts exist?", manager="part"))]]),
+            executor=executor,
+            synthesizer=synthesizer,
+        ),
+        atom_config=AtomConfig(output=[guard]),
+    )
+    events = await collect(chat.run_turn(USER, "Which parts exist?"))
+    assert events[-1]["reply"] == "Bolt, Bearing and Gear."
+    assert len(executor.requests) == 1 and len(synthesizer.requests) == 2
+    assert "Name the part." in synthesizer.requests[1].messages[-1].content
+
+
+async def test_the_askers_rate_limit_stops_a_planned_turn() -> None:
+    budget = Budget(allowed=1)
+    chat = planned_service(
+        roles(
+            planner=ScriptedProvider([[plan(task("p", "Which parts exist?", manager="part"))]]),
+            executor=ScriptedProvider([[tool_call("query", {"manager": "PartManager"})]]),
+        )
+    )
+    events = await collect(chat.run_turn(USER, "Which parts exist?", budget=budget))
+    assert events[-1]["code"] == "rate_limited"
+    assert events[-1]["retry_after_seconds"] == 13
+    assert len(budget.recorded) == 1  # the planner's usage was counted
+
+
+async def test_a_planned_nucleus_runs_in_a_plain_atom_without_django() -> None:
+    provider_roles = roles(
+        planner=ScriptedProvider([[plan(task("p", "Which parts exist?", manager="part"))]]),
+        executor=ScriptedProvider([[tool_call("query", {"manager": "PartManager"})]]),
+        synthesizer=ScriptedProvider([["Bolt, Bearing and Gear."]]),
+    )
+    atom = Atom("planned", PlannedNucleus(planned_turns(provider_roles), Toolset(toy_registry())))
+    result = await atom.chat("Which parts exist?")
+    assert result.reply == "Bolt, Bearing and Gear."
+    assert result.report.planned is not None
+    assert result.report.planned.coverage is not None
+    assert result.report.planned.coverage.status == "complete"
+
+
+async def test_iter_planned_read_events_gives_the_wire_events_of_a_prepared_read() -> None:
+    provider_roles = roles(
+        planner=ScriptedProvider([[plan(task("p", "Which parts exist?", manager="part"))]]),
+        executor=ScriptedProvider([[tool_call("query", {"manager": "PartManager"})]]),
+        synthesizer=ScriptedProvider([["Three parts."]]),
+    )
+    planned = planned_turns(provider_roles)
+    messages = [Message.user("Which parts exist?")]
+    prepared = await prepare_planned_turn("Which parts exist?", [], planned, [])
+    scope = PlannedScope(planned, Toolset(toy_registry()), USER)
+    events = [
+        e
+        async for e in iter_planned_read_events(
+            prepared, scope=scope, conversation="c1", messages=messages
+        )
+    ]
+    assert kinds(events) == ["tool_call", "tool_result", "text_chunk", "done"]
+    assert events[0]["task_id"] == "p"
+    assert events[-1]["coverage"]["status"] == "complete"
+
+
+async def test_iter_planned_read_events_ends_in_one_stable_error() -> None:
+    provider_roles = roles(
+        planner=ScriptedProvider([[plan(task("p", "Which widgets exist?", manager="widget"))]])
+    )
+    planned = planned_turns(provider_roles)
+    prepared = await prepare_planned_turn("Which widgets?", [], planned, [])
+    scope = PlannedScope(planned, Toolset(toy_registry()))
+    events = [
+        e
+        async for e in iter_planned_read_events(
+            prepared, scope=scope, conversation=None, messages=[Message.user("Which widgets?")]
+        )
+    ]
+    assert events == [
+        {
+            "type": "error",
+            "code": "manager_unresolved",
+            "message": "I could not resolve the required application data.",
+        }
+    ]
