@@ -121,9 +121,10 @@ def _settings_error(error: ChatConfigurationError) -> Error:
     if error.key and error.key.split(".")[0] in PLANNED_KEYS:
         return Error(
             f"planned chat settings are invalid: {error}",
-            hint=f"Assign each role ({', '.join(REQUIRED_ROLES)}) in CHATOMON['planned']"
-            "['roles'] to a profile of CHATOMON['provider_profiles'], all of one trust_group, "
-            "or omit provider_profiles to run every role on the legacy provider.",
+            hint="Correct CHATOMON['planned'] or CHATOMON['provider_profiles']: planned['roles'] "
+            f"assigns each role ({', '.join(REQUIRED_ROLES)}) a profile of provider_profiles, "
+            "all of one trust_group (omit provider_profiles to run every role on the legacy "
+            "provider); limits are whole numbers of at least 1, timeouts seconds above 0.",
             id="chatomon.E010",
         )
     return Error(
