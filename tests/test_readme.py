@@ -81,6 +81,8 @@ SCRIPT_MARKERS = (
     "resolve_confirmation",
     "atom.begin(",
     "ChatWidget",
+    "PlannedTurns({",
+    "get_planned_chat_settings(CHATOMON)",
     '"socket_timeout": 10',  # the Redis channel layer
 )
 
@@ -132,6 +134,16 @@ def test_confirmation_example_runs_as_written() -> None:
         "text_chunk",
         "done",
     ]
+
+
+def test_planned_turn_example_runs_as_written() -> None:
+    assert run_python(block_with("PlannedTurns({")).splitlines() == [
+        "tool_call steel",
+        "tool_result steel",
+        "text_chunk ",
+        "done ",
+    ]
+    assert run_python(block_with("get_planned_chat_settings(CHATOMON)")) == "local strong 3\n"
 
 
 def test_connector_example_regenerates_and_checks_again() -> None:
