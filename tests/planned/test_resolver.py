@@ -265,3 +265,15 @@ def test_a_schema_slice_stays_small_in_a_large_index(large: SchemaIndex) -> None
     sliced = json.dumps(resolver.schema_slice(candidates))
     whole = json.dumps([schema.to_json() for schema in large.managers.values()])
     assert len(sliced) * 25 < len(whole)
+
+
+def test_the_indexing_of_an_index_and_catalog_pair_is_shared(large: SchemaIndex) -> None:
+    """A turn builds resolvers on the registry's current index: 150 managers indexed once."""
+    catalog = load_manager_catalog({"FarmBatchManager": {"aliases": ["harvest lot"]}}, large)
+    first = ManagerResolver(large, catalog)
+    assert ManagerResolver(large, catalog)._profiles is first._profiles
+    assert ManagerResolver(large)._profiles is not first._profiles
+    assert ManagerResolver(large_registry().schema_index(), catalog)._profiles is not (
+        first._profiles
+    )
+    assert ManagerResolver(large)._profiles is ManagerResolver(large, None)._profiles

@@ -20,6 +20,7 @@ A manager whose score is 0 is no candidate (an anchor reorders, it does not add)
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -163,6 +164,31 @@ class _Profile:
         return score, sources
 
 
+_PROFILE_CACHE: dict[tuple[int, str], tuple[SchemaIndex, tuple[_Profile, ...]]] = {}
+_PROFILE_CACHE_SIZE = 4
+_PROFILE_LOCK = threading.Lock()
+
+
+def _profiles(index: SchemaIndex, catalog: ManagerCatalog) -> tuple[_Profile, ...]:
+    """The profiles of an index's managers with a catalog's entries, built once per pair.
+
+    A turn builds resolvers on the registry's current index; indexing 150 managers takes
+    milliseconds, so the few latest pairs are kept (an index is immutable, and a catalog's
+    fingerprint is its content). The index itself is held, so its id cannot be reused.
+    """
+    key = (id(index), catalog.fingerprint)
+    with _PROFILE_LOCK:
+        cached = _PROFILE_CACHE.get(key)
+    if cached is not None and cached[0] is index:
+        return cached[1]
+    built = tuple(_Profile.of(schema, catalog.get(name)) for name, schema in index.managers.items())
+    with _PROFILE_LOCK:
+        while len(_PROFILE_CACHE) >= _PROFILE_CACHE_SIZE:
+            del _PROFILE_CACHE[next(iter(_PROFILE_CACHE))]  # the oldest
+        _PROFILE_CACHE[key] = (index, built)
+    return built
+
+
 class ManagerResolver:
     """Rank only managers present in the live chat schema index.
 
@@ -172,13 +198,10 @@ class ManagerResolver:
     """
 
     def __init__(self, schema_index: SchemaIndex, catalog: ManagerCatalog | None = None) -> None:
-        """Index the words of every exposed manager and its catalog entry once."""
+        """Index the words of every exposed manager and its catalog entry (once per pair)."""
         self.schema_index = schema_index
         self.catalog = catalog if catalog is not None else ManagerCatalog.empty()
-        self._profiles = tuple(
-            _Profile.of(schema, self.catalog.get(name))
-            for name, schema in schema_index.managers.items()
-        )
+        self._profiles = _profiles(schema_index, self.catalog)
 
     def resolve(self, query: str, anchors: Sequence[str] = ()) -> tuple[ManagerCandidate, ...]:
         """Return up to five candidates in the specified lexicographic order (see module)."""
