@@ -186,3 +186,14 @@ async def test_service_options_reach_the_service() -> None:
     )
     rows = result.observation.turns[0].tool_results[0]["result"]["data"]
     assert rows and all(row["name"] != "Bolt" for row in rows)
+
+
+async def test_a_scripted_case_that_leaves_part_of_its_script_unplayed_fails() -> None:
+    greeting = dataset("toy_pass").case("greeting")
+    turn = greeting.turns[0]
+    longer = turn.model_copy(update={"script": (*turn.script, turn.script[0])})
+    padded = greeting.model_copy(update={"turns": (longer,)})
+    result = await run_case(Selected("d", padded), ProviderChoice.scripted(), Environment())
+    assert all(v.passed for v in result.verdicts)  # the judges alone would pass it
+    assert not result.passed
+    assert result.error == "the script has 1 completion(s) the turns never asked for"

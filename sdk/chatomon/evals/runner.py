@@ -45,6 +45,7 @@ __all__ = [
     "run_case",
     "run_cases",
     "run_cases_sync",
+    "scripted_provider",
     "select_cases",
 ]
 
@@ -227,12 +228,15 @@ async def run_case(
 
     A case that cannot run (no script, no fixture, a provider or store that raises outside
     a turn) is a failed result with its `error`, not an exception: the other cases go on.
+    So is a scripted case whose turns left part of its script unplayed (a script that does
+    not match what the pipeline asks is a dataset error, even when the judges pass).
     """
     case = selected.case
     try:
+        provider = choice.build(case)
         service = ChatService(
             store=environment.store(),
-            provider=choice.build(case),
+            provider=provider,
             toolset=environment.toolset_for(case),
             atom_config=environment.atom_config,
             limits=environment.limits,
@@ -244,7 +248,22 @@ async def run_case(
         return CaseResult(
             selected.dataset, case, choice.label, error=f"{type(error).__name__}: {error}"
         )
-    return CaseResult(selected.dataset, case, choice.label, judge_case(observation), observation)
+    return CaseResult(
+        selected.dataset,
+        case,
+        choice.label,
+        judge_case(observation),
+        observation,
+        _unplayed(provider) if choice.shared is None else None,
+    )
+
+
+def _unplayed(provider: Any) -> str | None:
+    """A case's own script that ran short: the case passed on fewer rounds than written."""
+    remaining = getattr(provider, "remaining", 0)
+    if isinstance(provider, ScriptedProvider) and remaining > 0:
+        return f"the script has {remaining} completion(s) the turns never asked for"
+    return None
 
 
 async def run_cases(
