@@ -10,7 +10,7 @@ from tests.evals.helpers import dataset, result
 
 from chatomon.evals.cli import main
 from chatomon.evals.runner import Environment, ProviderChoice, run_cases, select_cases
-from chatomon.evals.traces import TraceWriter, read_traces
+from chatomon.evals.traces import TraceWriter, format_trace, read_traces
 
 
 async def write_run(path: Path) -> None:
@@ -65,7 +65,13 @@ async def test_show_prints_the_traces_back(
     assert "    answer: Done: the Bolt is now made of Cobalt." in shown
     assert "FAIL  toy_fail/wrong_answer  [scripted]" in shown
     assert "  FAIL answer_coverage: turn 1: the answer lacks 'Bolt'" in shown
+    assert "  passed: tool_sequence, result_accuracy, groundedness, safety\n" in shown
     assert shown.rstrip().endswith("2/3 passed")
+
+
+def test_a_multi_line_answer_stays_indented_in_its_turn() -> None:
+    record = {"case": "a", "conversation": [{"user": "u", "answer": "one\ntwo"}]}
+    assert "    answer: one\n            two" in format_trace(record)
 
 
 def test_a_case_that_could_not_run_keeps_its_error(tmp_path: Path) -> None:

@@ -132,9 +132,13 @@ def format_trace(record: Mapping[str, Any]) -> str:
         lines.append(f"  error: {record['error']}")
     for number, turn in enumerate(record.get("conversation") or [], start=1):
         lines += _turn_lines(number, turn)
-    for verdict in record.get("verdicts") or []:
-        mark = "ok  " if verdict.get("passed") else "FAIL"
-        lines.append(f"  {mark} {verdict.get('judge')}: {verdict.get('reason')}")
+    verdicts = record.get("verdicts") or []
+    passing = [str(v.get("judge")) for v in verdicts if v.get("passed")]
+    if passing:
+        lines.append(f"  passed: {', '.join(passing)}")
+    lines += [
+        f"  FAIL {v.get('judge')}: {v.get('reason')}" for v in verdicts if not v.get("passed")
+    ]
     return "\n".join(lines)
 
 
@@ -161,7 +165,9 @@ def _turn_lines(number: int, turn: Mapping[str, Any]) -> list[str]:
     if turn.get("error"):
         error = turn["error"]
         lines.append(f"    error: {error.get('code')}: {error.get('message')}")
-    lines.append(f"    answer: {turn.get('answer')}")
+    # A multi-line answer stays inside its turn.
+    answer = str(turn.get("answer") or "").replace("\n", "\n            ")
+    lines.append(f"    answer: {answer}")
     return lines
 
 
