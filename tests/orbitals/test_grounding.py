@@ -1,9 +1,18 @@
+from typing import Any
+
 import pytest
 
 from chatomon import Atom, Message, OrbitalContext
+from chatomon.chat.pipeline import AtomConfig, ChatService
+from chatomon.chat.store import MemoryStore
+from chatomon.data.actor import SimpleActor
 from chatomon.errors import ConfigurationError
+from chatomon.evals.fixtures import FIXTURES
 from chatomon.orbitals.grounding import GroundingGuard, claims, source_values, ungrounded
+from chatomon.providers.testing import ScriptedProvider, tool_call
 
+USER = SimpleActor(id=1, is_authenticated=True)
+SEES_TOOL_RESULTS = "tool_results" in OrbitalContext.model_fields
 RESULTS = [{"data": [{"id": 1, "name": "Steel", "density": 7.8}], "total_count": 1}]
 
 
@@ -119,9 +128,16 @@ class TestGroundingGuard:
         verdict = GroundingGuard(sources=lambda c: []).check(ctx("Titanium.", history=history))
         assert verdict.action == "block"
 
+    @pytest.mark.skipif(SEES_TOOL_RESULTS, reason="the context carries tool results")
     def test_without_tool_results_in_the_context_it_allows(self):
         verdict = GroundingGuard().check(ctx("Titanium is 4.5."))
         assert (verdict.action, verdict.reason) == ("allow", "grounding_unavailable")
+
+    @pytest.mark.skipif(not SEES_TOOL_RESULTS, reason="output orbitals do not see tool results")
+    def test_the_context_tool_results_are_the_sources(self):
+        context = ctx("Steel is 7.8, Titanium 4.5.").model_copy(update={"tool_results": RESULTS})
+        verdict = GroundingGuard().check(context)
+        assert verdict.annotations == {"ungrounded": ["4.5", "Titanium"]}
 
     def test_a_bad_mode_is_a_configuration_error(self):
         with pytest.raises(ConfigurationError, match="'block' or 'annotate'"):
@@ -146,3 +162,37 @@ class TestGroundingGuard:
         assert result.reply == "Steel has a density of 7.8."
         assert "no tool result" in seen_guidance[1][-1]
         assert result.report.output[0].results[0].reason == "ungrounded"
+
+
+@pytest.mark.skipif(not SEES_TOOL_RESULTS, reason="output orbitals do not see tool results yet")
+class TestInChatService:
+    """GroundingGuard reads the turn's tool results from the context, across a confirmation."""
+
+    def service(self, script: list[Any]) -> ChatService:
+        return ChatService(
+            store=MemoryStore(),
+            provider=ScriptedProvider(script),
+            toolset=FIXTURES["toy"].toolset(),
+            atom_config=AtomConfig(output=[GroundingGuard()]),
+        )
+
+    async def test_a_made_up_figure_is_written_again(self):
+        read = tool_call("query", {"manager": "MaterialManager", "filters": {"name": "Steel"}})
+        chat = self.service([[read], ["Steel is 9.9 g/cm³."], ["Steel is 7.8 g/cm³."]])
+        events = [e async for e in chat.run_turn(USER, "How dense is it?")]
+        assert events[-1]["type"] == "done"
+        assert events[-1]["reply"] == "Steel is 7.8 g/cm³."
+        record = await chat.store.get_turn(events[-1]["turn_id"])
+        first = record.report["output"][0]["results"][0]
+        assert (first["action"], first["reason"]) == ("block", "ungrounded")
+
+    async def test_results_before_a_confirmation_still_count_after_it(self):
+        first = tool_call("query", {"manager": "ProjectManager", "order_by": ["id"], "limit": 1})
+        rename = {"mutation": "renameProject", "input": {"project_id": 1, "name": "Artemis"}}
+        chat = self.service(
+            [[first], [tool_call("mutate", rename)], ["Apollo is now called Artemis."]]
+        )
+        events = [e async for e in chat.run_turn(USER, "Rename the first project to Artemis.")]
+        assert events[-1]["type"] == "confirm_mutation"
+        resumed = [e async for e in chat.resolve_confirmation(USER, events[-1]["id"], True)]
+        assert resumed[-1]["reply"] == "Apollo is now called Artemis."
