@@ -39,10 +39,12 @@ class PassRate:
 def record_run(
     results_by_provider: Mapping[str, Sequence[Any]],
     command: str = "",
-    *,
     started_at: datetime | None = None,
 ) -> EvalRun:
-    """Store a finished run (`chatomon.evals.runner.CaseResult`s by provider label)."""
+    """Store a finished run (`chatomon.evals.runner.CaseResult`s by provider label).
+
+    `started_at` is when the run began (default: now); `command` its options, as shown.
+    """
     rows = [result for results in results_by_provider.values() for result in results]
     with transaction.atomic():
         run = EvalRun.objects.create(

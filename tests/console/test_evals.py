@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from tests.console.conftest import make_user
 from tests.evals.helpers import dataset
 
 pytestmark = pytest.mark.django_db(transaction=True)
+STARTED = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 
 # mypy knows the console as the folder `console`; the installed app is chatomon.console.
 eval_runs = importlib.import_module("chatomon.console.eval_runs")
@@ -30,12 +32,14 @@ EvalCaseResult, pass_rates, record_run = (
 def recorded_run() -> Any:
     selected = select_cases([dataset("toy_pass"), dataset("toy_fail")])
     results = run_cases_sync(selected, ProviderChoice.scripted(), Environment(store=DjangoStore))
-    return record_run({"scripted": results}, "--provider=scripted")
+    return record_run({"scripted": results}, "--provider=scripted", STARTED)
 
 
 def test_a_recorded_run_keeps_each_case_with_its_stored_turns(staff: Any) -> None:
     run = recorded_run()
     assert (run.total, run.passed, run.providers) == (3, 2, ["scripted"])
+    run.refresh_from_db()
+    assert (run.started_at, run.command) == (STARTED, "--provider=scripted")
     rows = list(EvalCaseResult.objects.filter(run=run))
     assert [(r.dataset, r.case, r.passed) for r in rows] == [
         ("toy_pass", "list_parts", True),

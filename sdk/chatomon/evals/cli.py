@@ -16,6 +16,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from chatomon.evals.cases import DATASET_NAMES, LEGACY_DATASETS, Dataset
@@ -156,6 +157,7 @@ def _run(args: argparse.Namespace) -> int:
     if not selected:
         print("no case matches the selection", file=sys.stderr)
         return EXIT_PASSED
+    started = datetime.now(UTC)
     progress = Progress(len(selected) * len(choices))
     writer = TraceWriter(args.trace_jsonl) if args.trace_jsonl else None
     results: dict[str, list[Any]] = {}
@@ -170,7 +172,7 @@ def _run(args: argparse.Namespace) -> int:
         if writer is not None:
             writer.close()
     if recorder is not None:
-        print(f"recorded {recorder(results, _command(args))}", file=sys.stderr)
+        print(f"recorded {recorder(results, _command(args), started)}", file=sys.stderr)
     if args.compare:
         print(format_compare(results))
     else:
@@ -179,7 +181,10 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_PASSED if passed else EXIT_FAILED
 
 
-def _recorder() -> Callable[[dict[str, list[Any]], str], Any]:
+Recorder = Callable[[dict[str, list[Any]], str, datetime], Any]
+
+
+def _recorder() -> Recorder:
     """The console's `record_run`; --record needs the console installed."""
     from django.apps import apps
     from django.utils.module_loading import import_string
@@ -189,9 +194,7 @@ def _recorder() -> Callable[[dict[str, list[Any]], str], Any]:
     if not apps.is_installed("chatomon.console"):
         raise ConfigurationError("--record needs 'chatomon.console' in INSTALLED_APPS")
     # Imported by name: the console is an optional app the SDK does not depend on.
-    recorder: Callable[[dict[str, list[Any]], str], Any] = import_string(
-        "chatomon.console.eval_runs.record_run"
-    )
+    recorder: Recorder = import_string("chatomon.console.eval_runs.record_run")
     return recorder
 
 
