@@ -182,7 +182,9 @@ async def test_iter_planned_read_events_gives_the_wire_events_of_a_prepared_read
     )
     planned = planned_turns(provider_roles)
     messages = [Message.user("Which parts exist?")]
-    prepared = await prepare_planned_turn("Which parts exist?", [], planned, [])
+    prepared = await prepare_planned_turn(
+        "Which parts exist?", [], planned.settings, [], providers=planned.providers
+    )
     scope = PlannedScope(planned, Toolset(toy_registry()), USER)
     events = [
         e
@@ -200,7 +202,9 @@ async def test_iter_planned_read_events_ends_in_one_stable_error() -> None:
         planner=ScriptedProvider([[plan(task("p", "Which widgets exist?", manager="widget"))]])
     )
     planned = planned_turns(provider_roles)
-    prepared = await prepare_planned_turn("Which widgets?", [], planned, [])
+    prepared = await prepare_planned_turn(
+        "Which widgets?", [], planned.settings, [], providers=planned.providers
+    )
     scope = PlannedScope(planned, Toolset(toy_registry()))
     events = [
         e

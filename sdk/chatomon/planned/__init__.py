@@ -25,8 +25,8 @@ service = ChatService(
 Layout: `config` (roles, profiles, settings), `catalog` and `resolver` (which managers a
 task needs), `models` and `validation` (plans), `evidence`, `calculations`, `budget`,
 `routing`, `provider_calls`, `prompts`, `planner`, `scheduler`, `executor`, `read`,
-`synthesis`, `events` (wire events for custom transports), `audit`, `turns` and
-`nucleus` (how a turn runs one).
+`synthesis`, `events` and `stream` (wire events for custom transports), `audit`, and
+`turns` (`PlannedTurns` and `PlannedNucleus`: how a turn runs one).
 """
 
 from chatomon.planned.audit import emit_planned_audit_event, planned_audit_lineage_id
@@ -82,7 +82,6 @@ from chatomon.planned.models import (
     TerminalReason,
     ValidatedPlan,
 )
-from chatomon.planned.nucleus import PlannedNucleus
 from chatomon.planned.planner import InvalidPlanError, PlanningResult, plan_request
 from chatomon.planned.provider_calls import (
     InvalidProviderRoundError,
@@ -102,7 +101,7 @@ from chatomon.planned.scheduler import (
 )
 from chatomon.planned.stream import PlannedScope, iter_planned_read_events
 from chatomon.planned.synthesis import SynthesisFailedError, SynthesisResult, synthesize_answer
-from chatomon.planned.turns import PlannedTurns
+from chatomon.planned.turns import PlannedNucleus, PlannedTurns
 from chatomon.planned.validation import (
     MAX_CHILDREN_PER_ROOT,
     MAX_ROOT_DEPENDENCY_DEPTH,

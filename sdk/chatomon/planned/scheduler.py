@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any
 
 from chatomon import schemas
 from chatomon.chat.budget import TurnBudget
 from chatomon.chat.tools.context import AuditHook
 from chatomon.errors import ProviderError, ToolLoopError
 from chatomon.planned.budget import RoundBudget, RoundBudgetExhausted
+from chatomon.planned.config import PlannedChatSettings
 from chatomon.planned.execution import Execution, TaskState
 from chatomon.planned.executor import TaskRunner
 from chatomon.planned.models import PlannedTask, ValidatedPlan
@@ -30,9 +31,6 @@ from chatomon.planned.planner import PlanningResult, plan_request
 from chatomon.planned.provider_calls import InvalidProviderRoundError
 from chatomon.providers.base import Message
 from chatomon.schemas import PlannedCoverage, PlannedUnresolved
-
-if TYPE_CHECKING:
-    from chatomon.planned.turns import PlannedTurns
 
 __all__ = [
     "PlannedCoverage",
@@ -118,20 +116,30 @@ class PlannedExecutionResult:
 async def prepare_planned_turn(
     user_text: str,
     messages: Sequence[Message | schemas.Message],
-    planned: PlannedTurns,
+    settings: PlannedChatSettings,
     catalog_summary: Sequence[str],
     *,
+    providers: Mapping[str, Any],
     planner: Planner = plan_request,
     manager_lines: Sequence[str] = (),
     budget: RoundBudget | None = None,
 ) -> PreparedPlannedTurn:
     """Plan once (with one correction and one fallback) and keep the planning usage.
 
+    Args:
+        user_text: The user's message.
+        messages: The conversation before it.
+        settings: The planned settings (round budgets, request timeout).
+        catalog_summary: The catalog's lines for the planner.
+        providers: The provider of each role.
+        planner: The planning function (a seam for tests).
+        manager_lines: The managers the planner is shown (a slice, not the index).
+        budget: The turn's round budget (default: a new one from `settings`).
+
     Raises:
         InvalidPlanError: No valid plan after the correction and the fallback.
         RoundBudgetExhausted: The round budget ran out while planning.
     """
-    settings = planned.settings
     budget = budget or RoundBudget(settings.max_rounds, settings.max_rounds_per_root)
     started = time.perf_counter()
     planning = await planner(
@@ -140,7 +148,7 @@ async def prepare_planned_turn(
         settings,
         budget,
         catalog_summary,
-        providers=planned.providers,
+        providers=providers,
         manager_lines=manager_lines,
         timeout_seconds=settings.request_timeout_seconds,
     )

@@ -1,12 +1,23 @@
-"""`PlannedTurns`: planned read orchestration, configured once and shared by every turn.
+"""How a turn runs planned reads: `PlannedTurns` (the configuration) and `PlannedNucleus`.
 
-It holds the planned settings, one provider per role (one instance per profile) and the
-catalog source. `ChatService(planned=...)` runs a planned turn for every message with it;
-`PlannedNucleus` runs one inside any `Atom`.
+`PlannedTurns` holds the planned settings, one provider per role (one instance per
+profile) and the catalog source, shared by every turn. `ChatService(planned=...)` asks it
+for a `PlannedNucleus` per turn; a `PlannedNucleus` runs inside any `Atom` too.
+
+For each user message the nucleus asks the planner for a plan; a plan the planner
+classifies as a mutation goes on through the tool loop unchanged (so executors never get
+`mutate`), and a read plan runs its tasks (`PlannedRead`) and streams the synthesized
+answer. The atom's orbitals check that answer like any other; a regeneration writes a new
+answer from the same evidence. Without Django:
 
 ```python
-planned = PlannedTurns.with_provider(ScriptedProvider([...]))
-service = ChatService(store=MemoryStore(), provider=legacy, toolset=toolset, planned=planned)
+from chatomon import Atom
+from chatomon.chat.tools import Toolset
+from chatomon.data.fixtures import toy_registry
+from chatomon.planned import PlannedNucleus, PlannedTurns
+
+planned = PlannedTurns.with_provider(provider)
+atom = Atom("planned", PlannedNucleus(planned, Toolset(toy_registry())))
 ```
 """
 
@@ -14,16 +25,19 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import AsyncIterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from chatomon.chat.budget import TurnBudget
+from chatomon.chat.budget import TurnBudget, require_room
+from chatomon.chat.loop import ToolLoop
 from chatomon.chat.tools.context import AuditHook
 from chatomon.chat.tools.toolset import Toolset
 from chatomon.data.schema import SchemaIndex
 from chatomon.errors import ChatConfigurationError
-from chatomon.nucleus import Nucleus
+from chatomon.nucleus import Nucleus, NucleusRequest, StepTiming
+from chatomon.planned.budget import RoundBudget
 from chatomon.planned.catalog import ManagerCatalog, load_manager_catalog
 from chatomon.planned.config import (
     REQUIRED_ROLES,
@@ -31,9 +45,13 @@ from chatomon.planned.config import (
     build_role_providers,
     get_planned_chat_settings,
 )
-from chatomon.planned.nucleus import PlannedNucleus
+from chatomon.planned.execution import Execution
+from chatomon.planned.read import PlannedRead
+from chatomon.planned.resolver import ManagerResolver
+from chatomon.planned.scheduler import PreparedPlannedTurn, SchedulerCallbacks, prepare_planned_turn
+from chatomon.schemas import PlannedTurnReport
 
-__all__ = ["PlannedTurns"]
+__all__ = ["PlannedNucleus", "PlannedTurns"]
 
 
 class PlannedTurns:
@@ -123,3 +141,151 @@ class PlannedTurns:
     def __repr__(self) -> str:
         shared = len({id(p) for p in self.providers.values()})
         return f"<PlannedTurns providers={shared} roles={len(self.providers)}>"
+
+
+PLANNER_CANDIDATES = 5
+"""Managers the planner is shown: the resolver's best for the message, not the whole index."""
+
+
+class PlannedNucleus:
+    """Answers each message with a planned read (or the tool loop, for a mutation).
+
+    Args:
+        planned: The configured orchestration (settings, providers per role, catalog).
+        toolset: The chat tools over the manager registry; executors get its read tools.
+        actor: Who asks (the tools' row scopes).
+        fallback: The nucleus for mutation plans and guided refusals; default a
+            `ToolLoop` over `toolset` with the fallback executor's provider.
+        budget: The asker's rate-limit budget, asked before every provider request.
+        audit: Receives the allowlisted planned audit events.
+        capture_questions: Whether the report keeps each task's question (it restates
+            the user's words: the service sets it for capture_content="full").
+    """
+
+    def __init__(
+        self,
+        planned: PlannedTurns,
+        toolset: Toolset,
+        *,
+        actor: Any = None,
+        fallback: Nucleus | None = None,
+        budget: TurnBudget | None = None,
+        audit: AuditHook | None = None,
+        capture_questions: bool = False,
+    ) -> None:
+        self.planned = planned
+        self.toolset = toolset
+        self.actor = actor
+        self.budget = budget
+        self.audit = audit
+        self.capture_questions = capture_questions
+        if fallback is None:
+            fallback = ToolLoop(
+                planned.providers["fallback_executor"], toolset, actor=actor, budget=budget
+            )
+        self.fallback = fallback
+        self._read: PlannedRead | None = None
+
+    async def run(self, request: NucleusRequest) -> AsyncIterator[Any]:
+        """Plan, then gather evidence and answer; or hand the turn to the tool loop."""
+        if request.user_message_withheld:  # a guided refusal: nothing to plan
+            async for event in self.fallback.run(request):
+                yield event
+            return
+        text = request.messages[-1].content
+        if self._read is not None:  # a regeneration: the evidence is gathered already
+            async for event in self._read.answer(text, request.guidance):
+                yield event
+            return
+        settings = self.planned.settings
+        budget = RoundBudget(settings.max_rounds, settings.max_rounds_per_root)
+        try:
+            prepared = await self._prepare(request, budget)
+        except Exception as error:  # the report says why; the pipeline sends the error
+            reason = getattr(error, "public_reason", None)
+            yield PlannedTurnReport(
+                intent="read",
+                roles_used=budget.roles_used,
+                rounds_used=budget.used,
+                rounds_limit=budget.limit,
+                terminal_reason=reason if isinstance(reason, str) else None,
+            )
+            raise
+        async for event in self._planning_events(prepared):
+            yield event
+        if prepared.mutation_plan is not None:
+            yield self._mutation_report(prepared)
+            async for event in self.fallback.run(request):
+                yield event
+            return
+        read = self._read = PlannedRead(
+            prepared,
+            self._execution(request, prepared.budget),
+            callbacks=SchedulerCallbacks(rate_budget=self.budget, audit=self.audit),
+            with_questions=self.capture_questions,
+        )
+        async for event in read.gather():
+            yield event
+        async for event in read.answer(text, request.guidance):
+            yield event
+
+    async def _prepare(self, request: NucleusRequest, budget: RoundBudget) -> PreparedPlannedTurn:
+        text = request.messages[-1].content
+        index = self.toolset.registry.schema_index()
+        catalog = self.planned.catalog_for(index)
+        resolver = ManagerResolver(index, catalog)
+        # The resolver's best for the message; with no match, the first managers of the index.
+        shown = [c.manager for c in resolver.resolve(text)] or list(index.names)
+        lines = [
+            f"{name}: {index.get(name).description}".rstrip(": ")
+            for name in shown[:PLANNER_CANDIDATES]
+        ]
+        await require_room(self.budget)
+        return await prepare_planned_turn(
+            text,
+            request.messages[:-1],
+            self.planned.settings,
+            catalog.summary_lines(),
+            providers=self.planned.providers,
+            manager_lines=lines,
+            budget=budget,
+        )
+
+    async def _planning_events(self, prepared: PreparedPlannedTurn) -> AsyncIterator[Any]:
+        usage = prepared.planning.usage
+        if self.budget is not None:
+            await self.budget.record(usage)
+        yield usage
+        yield StepTiming("provider_round", "planner", prepared.started, time.perf_counter())
+
+    def _execution(self, request: NucleusRequest, budget: RoundBudget) -> Execution:
+        index = self.toolset.registry.schema_index()
+
+        async def nowhere(event: Any) -> None:  # PlannedRead.gather sets the real sink
+            del event
+
+        return Execution(
+            turn_id=request.turn_id,
+            providers=self.planned.providers,
+            settings=self.planned.settings,
+            toolset=self.toolset,
+            tool_context=self.toolset.context(self.actor, self.audit),
+            resolver=ManagerResolver(index, self.planned.catalog_for(index)),
+            budget=budget,
+            emit=nowhere,
+            rate_budget=self.budget,
+        )
+
+    def _mutation_report(self, prepared: PreparedPlannedTurn) -> PlannedTurnReport:
+        budget = prepared.budget
+        return PlannedTurnReport(
+            intent="mutation",
+            roles_used=budget.roles_used,
+            planner_attempts=prepared.planning.attempts,
+            rounds_used=budget.used,
+            rounds_limit=budget.limit,
+            prompt_chars=prepared.planning.prompt_chars,
+        )
+
+    def __repr__(self) -> str:
+        return f"<PlannedNucleus {self.planned!r}>"
