@@ -82,7 +82,10 @@ def planned_available() -> bool:
     import importlib  # noqa: PLC0415 - planned turns land apart from the evals
     import inspect  # noqa: PLC0415
 
-    planned = importlib.import_module("chatomon.planned")
+    try:
+        planned = importlib.import_module("chatomon.planned")
+    except ImportError:
+        return False
     parameters = inspect.signature(ChatService).parameters
     return hasattr(planned, "PlannedTurns") and "planned" in parameters
 

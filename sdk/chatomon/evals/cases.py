@@ -224,7 +224,20 @@ class PlannedExpectation(_Strict):
 
 
 class EvalCase(_Strict):
-    """One eval case: a conversation, its expectations and scripts."""
+    """One eval case: a conversation, its expectations and scripts.
+
+    Attributes:
+        name: Unique in its dataset (lower-case words joined by underscores).
+        description: What the case checks.
+        tier: 1 for what every model should do; 2 for harder cases (recoveries from
+            tool errors, long chains, several turns); `--tier` selects one.
+        tags: Categories (read, aggregate, multi_hop, follow_up, no_tool, refusal,
+            write, ...); `--tag` selects by them.
+        fixture: The built-in fixture it runs on ("toy", "large"), or None for a
+            user's dataset run against their own managers.
+        turns: The user turns, in order, in one conversation.
+        planned: For planned cases: the role scripts and the expected outcome.
+    """
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     description: str = Field(min_length=1)
