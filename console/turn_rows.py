@@ -16,8 +16,10 @@ from django.db.models import QuerySet
 from chatomon.django.audit.rule import current_redaction
 from chatomon.django.models import PendingConfirmation, Turn
 
+from .conf import console_settings
 from .owners import owner_labels
 from .snippets import report_snippets
+from .usage_costs import turn_cost
 
 __all__ = ["EXPORT_COLUMNS", "export_rows", "rows_of", "turn_row"]
 
@@ -86,15 +88,23 @@ def _filled(row: dict[str, Any], waiting: dict[str, Any] | None) -> dict[str, An
 
 
 def rows_of(turns: Iterable[Turn]) -> list[dict[str, Any]]:
-    """Rows of a page of turns with their previews, owners and waiting turns in one query each."""
+    """Rows of a page of turns with their previews, owners and waiting turns in one query each.
+
+    Each row also names the models of the turn's rounds and its cost (`usage_costs`).
+    """
     turns = list(turns)
     owners = owner_labels(t.conversation for t in turns)
     waiting = waiting_details(turns)
+    prices = console_settings()
     rows = []
     for turn in turns:
         asked, answered = report_snippets(turn.report or {})
         row = _filled(turn_row(turn, owners), waiting.get(turn.id))
-        rows.append({**row, "turn": turn, "asked": asked, "answered": answered})
+        tokens = (row["input_tokens"], row["output_tokens"])
+        cost = turn_cost(turn.report or {}, tokens, prices.prices, prices.currency)
+        models = ", ".join(sorted({r.model for r in cost.rounds}))
+        rows.append({**row, "turn": turn, "asked": asked, "answered": answered,
+                     "models": models, "cost": cost})  # fmt: skip
     return rows
 
 

@@ -17,6 +17,7 @@ from chatomon.django.audit.rule import current_redaction
 from chatomon.django.models import Turn
 
 from ..access import VIEW_TURNS, staff_view
+from ..conf import console_settings
 from ..converters import is_turn_id
 from ..exports import csv_response, jsonl_response
 from ..plan_tree import plan_tree
@@ -27,6 +28,7 @@ from ..turn_context import content_visible, tool_payload, turn_context
 from ..turn_filters import TurnFilterForm, filtered_turns
 from ..turn_rows import EXPORT_COLUMNS, export_rows, rows_of
 from ..turn_waits import turn_waits
+from ..usage_costs import turn_cost
 
 __all__ = [
     "turn_compare",
@@ -54,10 +56,11 @@ def turn_list(request: HttpRequest) -> HttpResponse:
 
 @staff_view(VIEW_TURNS)
 def turn_detail(request: HttpRequest, turn_id: str) -> HttpResponse:
-    """One turn: its context, plan, chains, attempts, waits, waterfall, usage and raw report."""
+    """One turn: context, plan, chains, attempts, waits, waterfall, usage, cost, raw report."""
     turn = get_object_or_404(Turn.objects.select_related("conversation"), pk=turn_id)
     report = current_redaction().value(turn.report or {})
     items = turn_context(turn)
+    prices = console_settings()
     context = {
         "turn": turn,
         "row": rows_of([turn])[0],
@@ -67,6 +70,9 @@ def turn_detail(request: HttpRequest, turn_id: str) -> HttpResponse:
         "content_visible": content_visible(turn),
         "waterfall": waterfall(report),
         "waits": turn_waits(turn, report),
+        "cost": turn_cost(
+            report, (turn.input_tokens, turn.output_tokens), prices.prices, prices.currency
+        ),
         **_neighbours(turn),
     }
     return render_screen(request, "chatomon_console/turns/detail.html", context, partial="detail")
