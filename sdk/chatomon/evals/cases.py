@@ -35,11 +35,21 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chatomon.errors import ConfigurationError
-from chatomon.providers.base import ToolCallEvent
-from chatomon.schemas import TokenUsage
+from chatomon.evals.expectations import (
+    PLANNED_ROLES,
+    Completion,
+    ConfirmationExpectation,
+    PlannedExpectation,
+    ScriptStep,
+    Strict,
+    ToolExpectation,
+    TurnExpectation,
+    UsageStep,
+    script_steps,
+)
 
 __all__ = [
     "DATASET_NAMES",
@@ -73,114 +83,8 @@ DATASET_NAMES = (
 LEGACY_DATASETS = DATASET_NAMES[:-1]
 """The datasets a default run selects: every one but planned_orchestration."""
 
-PLANNED_ROLES = (
-    "planner",
-    "simple_executor",
-    "complex_executor",
-    "synthesizer",
-    "fallback_executor",
-)
-"""The roles a planned case may script."""
 
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ToolExpectation(_Strict):
-    """A tool call the turn must make; `args` is a subset the call's arguments must hold."""
-
-    name: str = Field(min_length=1)
-    args: dict[str, Any] = Field(default_factory=dict)
-
-
-class ConfirmationExpectation(_Strict):
-    """A mutation that must ask for confirmation, and how the case answers it."""
-
-    mutation: str = Field(min_length=1)
-    decision: Literal["approve", "reject"]
-
-
-class TurnExpectation(_Strict):
-    """What one turn must (and must not) do.
-
-    Attributes:
-        tools: Calls the turn must make (name and an argument subset each).
-        ordered: Whether `tools` must happen in this order.
-        forbidden_tools: Tool names the turn must not call.
-        results_contain: Terms some tool result of the turn must hold (case-insensitive).
-        results_exclude: Terms no tool result of the turn may hold.
-        answer_contains: Terms the answer must hold (case-insensitive).
-        answer_excludes: Terms the answer must not hold.
-        confirmations: The mutations that must ask for confirmation, in order, with the
-            decision the run gives each.
-        no_tools: The turn must call no tool at all.
-        refusal: The answer must decline (a refusal, or an orbital blocked the turn).
-    """
-
-    tools: tuple[ToolExpectation, ...] = ()
-    ordered: bool = False
-    forbidden_tools: tuple[str, ...] = ()
-    results_contain: tuple[str, ...] = ()
-    results_exclude: tuple[str, ...] = ()
-    answer_contains: tuple[str, ...] = ()
-    answer_excludes: tuple[str, ...] = ()
-    confirmations: tuple[ConfirmationExpectation, ...] = ()
-    no_tools: bool = False
-    refusal: bool = False
-
-    @model_validator(mode="after")
-    def _consistent(self) -> TurnExpectation:
-        if self.no_tools and (self.tools or self.confirmations):
-            raise ValueError("no_tools contradicts expected tools or confirmations")
-        return self
-
-
-class UsageStep(_Strict):
-    """Token usage reported at the end of a scripted completion."""
-
-    input_tokens: int = Field(default=0, ge=0)
-    output_tokens: int = Field(default=0, ge=0)
-
-
-class ScriptStep(_Strict):
-    """One step of a scripted completion: a text chunk, a tool call, or the usage."""
-
-    text: str | None = None
-    tool: str | None = None
-    args: dict[str, Any] | None = None
-    usage: UsageStep | None = None
-
-    @model_validator(mode="after")
-    def _one_kind(self) -> ScriptStep:
-        kinds = [k for k in ("text", "tool", "usage") if getattr(self, k) is not None]
-        if len(kinds) != 1:
-            raise ValueError("a script step holds exactly one of text, tool or usage")
-        if self.args is not None and self.tool is None:
-            raise ValueError("args belong to a tool step")
-        return self
-
-    def to_step(self) -> str | ToolCallEvent | TokenUsage:
-        """The ScriptedProvider step (chatomon.providers.testing)."""
-        if self.text is not None:
-            return self.text
-        if self.tool is not None:
-            # No id: the provider numbers its calls call-1, call-2, ... as it plays them.
-            return ToolCallEvent(id="", name=self.tool, args=dict(self.args or {}))
-        assert self.usage is not None
-        return TokenUsage(
-            input_tokens=self.usage.input_tokens, output_tokens=self.usage.output_tokens
-        )
-
-
-Completion = tuple[ScriptStep, ...]
-
-
-def _steps(completions: tuple[Completion, ...]) -> list[list[Any]]:
-    return [[step.to_step() for step in completion] for completion in completions]
-
-
-class CaseTurn(_Strict):
+class CaseTurn(Strict):
     """One user turn of a case: the message, its expectations, and its script.
 
     The script is the deterministic provider's completions for this turn, in order,
@@ -193,37 +97,10 @@ class CaseTurn(_Strict):
 
     def completions(self) -> list[list[Any]]:
         """The script as ScriptedProvider completions (empty without a script)."""
-        return _steps(self.script or ())
+        return script_steps(self.script or ())
 
 
-class PlannedExpectation(_Strict):
-    """A planned case: each role's scripted completions and the expected outcome.
-
-    Attributes:
-        role_scripts: Completions per role (planner, simple_executor, complex_executor,
-            synthesizer, fallback_executor), played by one ScriptedProvider per role.
-        coverage: The `done` event's coverage status the turn must end with.
-        terminal_reason: The reason the turn (its `error` code) or an unresolved task
-            (in the coverage) must end with: invalid_plan, provider_failed, ...
-    """
-
-    role_scripts: dict[str, tuple[Completion, ...]]
-    coverage: Literal["complete", "partial"] | None = None
-    terminal_reason: str | None = None
-
-    @model_validator(mode="after")
-    def _known_roles(self) -> PlannedExpectation:
-        unknown = sorted(set(self.role_scripts) - set(PLANNED_ROLES))
-        if unknown:
-            raise ValueError(f"unknown role(s) {unknown}; roles are {list(PLANNED_ROLES)}")
-        return self
-
-    def completions(self, role: str) -> list[list[Any]]:
-        """The role's script as ScriptedProvider completions (empty when unscripted)."""
-        return _steps(self.role_scripts.get(role, ()))
-
-
-class EvalCase(_Strict):
+class EvalCase(Strict):
     """One eval case: a conversation, its expectations and scripts.
 
     Attributes:
@@ -287,7 +164,7 @@ class DatasetError(ConfigurationError):
     """A dataset file that does not load; the message names the file, case and field."""
 
 
-class _DatasetFile(_Strict):
+class _DatasetFile(Strict):
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     description: str = Field(min_length=1)
     cases: tuple[dict[str, Any], ...] = Field(min_length=1)
