@@ -1,6 +1,8 @@
 from typing import Any
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from chatomon import Atom, Message, OrbitalContext
 from chatomon.chat.pipeline import AtomConfig, ChatService
@@ -196,3 +198,21 @@ class TestInChatService:
         assert events[-1]["type"] == "confirm_mutation"
         resumed = [e async for e in chat.resolve_confirmation(USER, events[-1]["id"], True)]
         assert resumed[-1]["reply"] == "Apollo is now called Artemis."
+
+
+NAMES = st.sampled_from(["Steel", "Apollo", "Gear", "Mercury", "Cobalt"])
+FIGURES = st.decimals(min_value=0, max_value=10_000, places=2, allow_nan=False)
+
+
+@given(st.lists(st.tuples(NAMES, FIGURES), min_size=1, max_size=5))
+def test_an_answer_built_from_the_results_is_grounded(rows):
+    results = [{"data": [{"name": name, "value": str(value)} for name, value in rows]}]
+    answer = " ".join(f"The {name} has {value}." for name, value in rows)
+    assert ungrounded(answer, results) == ()
+
+
+@given(st.lists(st.tuples(NAMES, FIGURES), min_size=1, max_size=5), FIGURES)
+def test_a_figure_no_result_holds_is_found(rows, other):
+    results = [{"data": [{"name": name, "value": str(value)} for name, value in rows]}]
+    assume(all(abs(other - value) >= 1 for _, value in rows))  # else rounding may hold it
+    assert str(other) in ungrounded(f"It is {other}.", results)

@@ -189,6 +189,9 @@ class GroundingGuard(Orbital):
     The sources are the tool results of the turn (`ctx.tool_results`, when the context
     carries them) and the user's question (the last message of `ctx.history`). With no
     tool results available to it the guard allows, with reason "grounding_unavailable".
+    It suits atoms whose nucleus runs tools (a ChatService turn); for any other nucleus,
+    give `sources`. Names are found by a heuristic (capitalized words that do not open a
+    sentence as common words do): pass `allow` for the names your answers may always use.
 
     Args:
         mode: "block" (default): block with guidance, so the nucleus writes the answer
