@@ -5,6 +5,7 @@
 | `POST chat/`     | `ChatView`        | `chatomon:chat`      |
 | `POST chat/stream/` | `ChatStreamView` | `chatomon:stream`  |
 | `POST chat/confirm/` | `ChatConfirmView` | `chatomon:confirm` |
+| `GET chat/history/` | `ChatHistoryView` | `chatomon:history` |
 
 `chat_urls()` mounts them under the `url` setting instead of a literal prefix:
 `urlpatterns = [chat_urls(), ...]`.
@@ -16,6 +17,7 @@ from django.urls import URLResolver, include, path
 
 from chatomon.django.settings import chat_settings
 from chatomon.django.transports.confirm import ChatConfirmView
+from chatomon.django.transports.history import ChatHistoryView
 from chatomon.django.transports.http import ChatView
 from chatomon.django.transports.sse import ChatStreamView
 
@@ -26,6 +28,7 @@ urlpatterns = [
     path("", ChatView.as_view(), name="chat"),
     path("stream/", ChatStreamView.as_view(), name="stream"),
     path("confirm/", ChatConfirmView.as_view(), name="confirm"),
+    path("history/", ChatHistoryView.as_view(), name="history"),
 ]
 
 

@@ -21,6 +21,7 @@ of them instead of one each. The rate limiter is awaited on the loop (`RateLimit
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
 import secrets
@@ -31,11 +32,12 @@ from typing import Any
 from asgiref.sync import async_to_sync
 
 from chatomon.chat.pipeline import ChatService
-from chatomon.chat.pipeline.wire import error_event
+from chatomon.chat.pipeline.wire import error_event, store_unavailable_event
 from chatomon.chat.store.records import Owner
 from chatomon.data.actor import is_authenticated
 from chatomon.django.service import owner_for
 from chatomon.django.settings import ChatSettings
+from chatomon.django.transports.pending import pending_refusal
 from chatomon.django.transports.ratelimit import (
     Admission,
     RateLimiter,
@@ -44,6 +46,7 @@ from chatomon.django.transports.ratelimit import (
     scope_key,
 )
 from chatomon.django.transports.requests import ConfirmRequest, MessageRequest
+from chatomon.errors import StoreUnavailableError
 
 __all__ = [
     "DENIED_MESSAGE",
@@ -170,10 +173,25 @@ class Admitted:
         """The token budget of this actor for the turn."""
         return limiter_for(self.settings).budget(self.scope)
 
-    def run_turn(self, *, can_confirm: bool = True) -> AsyncIterator[dict[str, Any]]:
-        """The events of the turn the admitted `MessageRequest` asks for."""
+    async def run_turn(self, *, can_confirm: bool = True) -> AsyncIterator[dict[str, Any]]:
+        """The events of the turn the admitted `MessageRequest` asks for.
+
+        A conversation waiting on its client confirmation refuses the message first
+        (`confirmation_pending`, whatever the transport: `transports.pending`).
+        """
         message: MessageRequest = self.payload
-        return self.service.run_turn(
+        try:
+            refusal = await pending_refusal(
+                self.owner, message.conversation_id, new_conversation=message.new_conversation
+            )
+        except StoreUnavailableError as error:
+            logger.error("a chat message was refused: the store is unavailable: %s", error)
+            yield store_unavailable_event()
+            return
+        if refusal is not None:
+            yield refusal
+            return
+        events = self.service.run_turn(
             self.user,
             message.text,
             message.conversation_id,
@@ -182,6 +200,9 @@ class Admitted:
             can_confirm=can_confirm,
             new_conversation=message.new_conversation,
         )
+        async with contextlib.aclosing(events) as stream:  # type: ignore[type-var]
+            async for event in stream:
+                yield event
 
     def resolve_confirmation(self) -> AsyncIterator[dict[str, Any]]:
         """The events of the admitted `ConfirmRequest`: the claim, then the resumed turn."""

@@ -54,6 +54,7 @@ from chatomon.chat.pipeline.wire import (
 )
 from chatomon.chat.store.records import Owner
 from chatomon.django.audit.signals import send_chat_error
+from chatomon.django.embed import embeddable
 from chatomon.django.persistence.connections import release_spent_connections, released
 from chatomon.django.service import available_service
 from chatomon.django.settings import ChatSettings, chat_settings
@@ -195,10 +196,16 @@ class ChatEndpoint(View):
         async view function itself, so Django applies it as an async decorator. The
         `enabled` gate comes before the CSRF check (the middleware is told the gate is
         exempt, and `csrf_protect` checks behind it), so a disabled route is a 404 for
-        every request, as an unmounted one would be.
+        every request, as an unmounted one would be. Requests from pages of other sites
+        go through `chatomon.django.embed.embeddable` (CORS, visitor tokens).
         """
-        protected = _form_bodies_refused(cls, csrf_protect(super().as_view(**initkwargs)))
-        return transaction.non_atomic_requests(csrf_exempt(while_enabled(protected)))
+        view = super().as_view(**initkwargs)
+        protected = _form_bodies_refused(cls, csrf_protect(view))
+        # A visitor token (chatomon.django.embed) is sent by the page's script, never by
+        # the browser on its own: such a request has no ambient credential to forge.
+        visiting = _form_bodies_refused(cls, view)
+        gated = embeddable(protected, visiting, lambda r, s, e: cls().refuse(r, s, e))
+        return transaction.non_atomic_requests(csrf_exempt(while_enabled(gated)))
 
     def parse(self, payload: Mapping[str, Any], settings: ChatSettings) -> Any:
         """The request this endpoint reads from the decoded body, or a BadRequest."""
