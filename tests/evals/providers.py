@@ -12,6 +12,7 @@ from chatomon.providers.base import (
     TextChunkEvent,
     ToolDefinition,
 )
+from chatomon.schemas import TokenUsage
 
 
 class Shrugging(BaseLLMProvider):
@@ -23,4 +24,4 @@ class Shrugging(BaseLLMProvider):
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AsyncIterator[ChatEvent]:
         yield TextChunkEvent(content="No idea.")
-        yield DoneEvent()
+        yield DoneEvent(usage=TokenUsage(input_tokens=1000, output_tokens=500))

@@ -16,3 +16,5 @@ DATABASES = {
     }
 }
 CHATOMON = {"provider": "tests.evals.providers.Shrugging"}
+# The report prices a provider as the console prices a turn: by model, else by class name.
+CHATOMON_CONSOLE = {"prices": {"Shrugging": {"input": "1.00", "output": "2.00"}}}

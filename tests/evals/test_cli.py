@@ -260,3 +260,16 @@ def test_a_dataset_file_without_fixture_reads_the_projects_own_managers() -> Non
     ran = evals("--settings", SETTINGS, "--provider", "scripted", *project)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "project [scripted]: 1/1 passed" in ran.stdout
+
+
+def row(report: str, case: str) -> str:
+    return next(line for line in report.splitlines() if line.startswith(case))
+
+
+def test_the_report_prices_providers_as_the_console_does() -> None:
+    priced = evals("--settings", "tests.evals.record_settings", *PASSING)
+    assert priced.returncode == 1
+    # A round of 1000 input and 500 output tokens at 1.00 and 2.00 per million.
+    assert row(priced.stdout, "list_parts").endswith(" 0.0020")
+    unpriced = evals("--settings", SETTINGS, *PASSING)  # no console: no prices
+    assert row(unpriced.stdout, "list_parts").endswith(" —")

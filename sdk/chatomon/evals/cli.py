@@ -15,7 +15,7 @@ import argparse
 import os
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -176,7 +176,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.compare:
         print(format_compare(results))
     else:
-        print(format_report(next(iter(results.values())), verbose=args.verbose))
+        prices = _prices(choices)
+        print(format_report(next(iter(results.values())), verbose=args.verbose, prices=prices))
     passed = all(result.passed for rows in results.values() for result in rows)
     return EXIT_PASSED if passed else EXIT_FAILED
 
@@ -196,6 +197,31 @@ def _recorder() -> Recorder:
     # Imported by name: the console is an optional app the SDK does not depend on.
     recorder: Recorder = import_string("chatomon.console.eval_runs.record_run")
     return recorder
+
+
+def _prices(choices: Sequence[Any]) -> dict[str, Any]:
+    """Each provider's price from CHATOMON_CONSOLE['prices'], when the console is installed.
+
+    A provider is priced as the console prices a turn: by its model name, else by its
+    class name. Without the console, or a price, the report's cost shows "—".
+    """
+    from django.apps import apps
+    from django.utils.module_loading import import_string
+
+    from chatomon.evals.report import Price
+
+    if not apps.is_installed("chatomon.console"):
+        return {}
+    table = import_string("chatomon.console.conf.console_settings")().prices
+    prices: dict[str, Any] = {}
+    for choice in choices:
+        provider = choice.shared
+        settings = getattr(provider, "settings", {})
+        model = settings.get("model") if isinstance(settings, Mapping) else None
+        found = table.get(model) or table.get(type(provider).__name__)
+        if provider is not None and found is not None:
+            prices[choice.label] = Price(float(found.input), float(found.output))
+    return prices
 
 
 def _django_store() -> Callable[[], Any]:
