@@ -14,6 +14,7 @@ EXPECTED = {
     "DEFAULT_REFUSAL",
     "Atom",
     "Blocklist",
+    "GroundingGuard",
     "CallableNucleus",
     "CaptureContent",
     "ChatResult",

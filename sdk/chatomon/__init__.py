@@ -71,6 +71,7 @@ from chatomon.turn import Turn
 if TYPE_CHECKING:
     from chatomon.orbitals import (
         Blocklist,
+        GroundingGuard,
         JudgeOutputError,
         LLMJudge,
         MaxLength,
@@ -96,6 +97,7 @@ __all__ = [
     "ErrorPolicy",
     "FinalAction",
     "FunctionOrbital",
+    "GroundingGuard",
     "InputDecision",
     "JudgeOutputError",
     "LLMJudge",

@@ -278,6 +278,10 @@ class OrbitalContext(BaseModel):
     """Identifier of the turn."""
     conversation_id: str | None = None
     """Identifier of the conversation, when the framework provides one."""
+    tool_results: tuple[Any, ...] = ()
+    """On the output side, the results of the tools the nucleus ran in this turn so far
+    (JSON-ready values, in order), for checks such as GroundingGuard; () on the input side
+    and for a nucleus that runs no tools."""
 
 
 class InputDecision(_RichDisplay, BaseModel):

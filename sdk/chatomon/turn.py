@@ -97,6 +97,7 @@ class Turn:
         self._usage = TokenUsage()
         self._steps: list[NucleusStep] = []
         self._planned: PlannedTurnReport | None = None
+        self._tool_results: list[Any] = []
         self._pauses: list[TurnPause] = []
         self._suspended = False
         # What history records of the user message: the text, until a block replaces it.
@@ -170,6 +171,7 @@ class Turn:
         self, side: Literal["input", "output"], message: str, attempt: int = 1
     ) -> Callable[[dict[str, Any]], OrbitalContext]:
         history = self.history if side == "input" else (*self.history, self.current_message)
+        tool_results = tuple(self._tool_results) if side == "output" else ()
 
         def make(annotations: dict[str, Any]) -> OrbitalContext:
             return OrbitalContext(
@@ -180,6 +182,7 @@ class Turn:
                 attempt=attempt,
                 turn_id=self.turn_id,
                 conversation_id=self.conversation_id,
+                tool_results=tool_results,
             )
 
         return make
@@ -187,6 +190,10 @@ class Turn:
     def record_usage(self, usage: TokenUsage) -> None:
         """Add the tokens of a model call to the turn's usage (reported in the TurnReport)."""
         self._usage = self._usage + usage
+
+    def record_tool_result(self, result: Any) -> None:
+        """Keep a tool result of the nucleus for the output orbitals (`ctx.tool_results`)."""
+        self._tool_results.append(result)
 
     def record_planned(self, planned: PlannedTurnReport) -> None:
         """Keep what a planned nucleus reports of its plan (the TurnReport's `planned`)."""

@@ -100,6 +100,8 @@ def snapshot_turn(turn: Turn, progress: ReplyProgress) -> dict[str, Any]:
         "steps": _dump(turn._steps),
         "pauses": _dump(turn._pauses),
         "planned": _dump_one(turn._planned),
+        # Tool results are JSON-ready by the tool contract; default=str keeps a stray value.
+        "tool_results": json.loads(json.dumps(turn._tool_results, default=str)),
         "current_message": turn.current_message.model_dump(mode="json"),
         "progress": {
             "guidance": list(progress.guidance),
@@ -150,6 +152,8 @@ def restore_turn(atom: Atom, data: Mapping[str, Any]) -> tuple[Turn, ReplyProgre
     turn._pauses = [TurnPause.model_validate(p) for p in data["pauses"]]
     planned = data.get("planned")  # absent from turns suspended before planned turns existed
     turn._planned = None if planned is None else PlannedTurnReport.model_validate(planned)
+    # Absent from turns suspended before output orbitals saw tool results.
+    turn._tool_results = list(data.get("tool_results", ()))
     turn._current_message = Message.model_validate(data["current_message"])
     progress = data["progress"]
     return turn, ReplyProgress(

@@ -116,6 +116,23 @@ async def stream_turn(
         raise
 
 
+def _recorded(turn: Turn, event: object) -> bool:
+    """Record what the report keeps of a nucleus event; True when the surface gets none of it."""
+    if isinstance(event, TokenUsage):
+        turn.record_usage(event)
+    elif isinstance(event, StepTiming):
+        turn.record_step(event)
+    elif isinstance(event, PlannedTurnReport):
+        turn.record_planned(event)
+    else:
+        if getattr(event, "type", None) == "tool_result":
+            # A tool loop's (or planned executor's) result: output orbitals check the
+            # reply against what the tools returned (GroundingGuard).
+            turn.record_tool_result(getattr(event, "result", None))
+        return False
+    return True
+
+
 async def _replies(
     turn: Turn, nucleus: Nucleus, progress: ReplyProgress, window: int
 ) -> AsyncGenerator[Any]:
@@ -137,12 +154,8 @@ async def _replies(
                         reset = False
                 elif isinstance(event, NucleusReply):
                     reply = event.text
-                elif isinstance(event, TokenUsage):
-                    turn.record_usage(event)
-                elif isinstance(event, StepTiming):
-                    turn.record_step(event)
-                elif isinstance(event, PlannedTurnReport):
-                    turn.record_planned(event)
+                elif _recorded(turn, event):
+                    continue
                 elif isinstance(event, NucleusSuspend):
                     now = ReplyProgress(
                         guidance, reset, release.written, release.released, release.halted

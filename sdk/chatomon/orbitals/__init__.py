@@ -20,6 +20,7 @@ from chatomon.orbitals.base import (
 )
 
 if TYPE_CHECKING:
+    from chatomon.orbitals.grounding import GroundingGuard
     from chatomon.orbitals.injection import PromptInjectionGuard
     from chatomon.orbitals.judge import JudgeOutputError, LLMJudge
     from chatomon.orbitals.lexical import Blocklist, MaxLength, RegexGuard
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Blocklist",
     "FunctionOrbital",
+    "GroundingGuard",
     "JudgeOutputError",
     "LLMJudge",
     "MaxLength",
@@ -50,6 +52,7 @@ BUILT_IN: dict[str, str] = {
     "PIIGuard": "chatomon.orbitals.pii",
     "PromptInjectionGuard": "chatomon.orbitals.injection",
     "TopicGuard": "chatomon.orbitals.topics",
+    "GroundingGuard": "chatomon.orbitals.grounding",
     "LLMJudge": "chatomon.orbitals.judge",
     "JudgeOutputError": "chatomon.orbitals.judge",
 }

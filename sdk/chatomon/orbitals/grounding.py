@@ -186,12 +186,11 @@ GUIDANCE = (
 class GroundingGuard(Orbital):
     """Output orbital: an answer may state only figures and names the turn's tools returned.
 
-    The sources are the tool results of the turn (`ctx.tool_results`, when the context
-    carries them) and the user's question (the last message of `ctx.history`). With no
-    tool results available to it the guard allows, with reason "grounding_unavailable".
-    It suits atoms whose nucleus runs tools (a ChatService turn); for any other nucleus,
-    give `sources`. Names are found by a heuristic (capitalized words that do not open a
-    sentence as common words do): pass `allow` for the names your answers may always use.
+    The sources are the tool results of the turn (`ctx.tool_results`) and the user's
+    question (the last message of `ctx.history`). It suits atoms whose nucleus runs tools
+    (a ChatService turn, a planned turn); for any other nucleus, give `sources`. Names
+    are found by a heuristic (capitalized words that do not open a sentence as common
+    words do): pass `allow` for the names your answers may always use.
 
     Args:
         mode: "block" (default): block with guidance, so the nucleus writes the answer
@@ -229,24 +228,14 @@ class GroundingGuard(Orbital):
         self.allow = tuple(allow)
         self.sources = sources
 
-    def _sources(self, ctx: OrbitalContext) -> list[Any] | None:
-        if self.sources is not None:
-            found: Iterable[Any] | None = self.sources(ctx)
-        else:
-            # The tool results reach output orbitals through the context when the engine
-            # provides them; an older context has no such field.
-            found = getattr(ctx, "tool_results", None)
-        if found is None:
-            return None
+    def _sources(self, ctx: OrbitalContext) -> list[Any]:
+        found = ctx.tool_results if self.sources is None else self.sources(ctx)
         question = [m.content for m in ctx.history[-1:] if m.role == "user"]
         return [*found, *question]
 
     def check(self, ctx: OrbitalContext) -> Verdict:
         """Allow a grounded answer; block (or annotate) one stating unsupported terms."""
-        sources = self._sources(ctx)
-        if sources is None:
-            return Verdict.allow(reason="grounding_unavailable")
-        missing = ungrounded(ctx.message, sources, allow=self.allow)
+        missing = ungrounded(ctx.message, self._sources(ctx), allow=self.allow)
         if not missing:
             return Verdict.allow()
         annotations = {"ungrounded": list(missing)}
