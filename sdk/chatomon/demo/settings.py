@@ -21,6 +21,7 @@ from typing import Any
 
 import django
 
+from chatomon.demo.orbitals import HumanHandoff
 from chatomon.orbitals import Blocklist, PIIGuard, PromptInjectionGuard
 
 DATA_DIR = Path(os.environ.get("CHATOMON_DEMO_DATA") or ".demo").resolve()
@@ -129,7 +130,7 @@ CHATOMON: dict[str, Any] = {
     "audit": {"enabled": True, "level": "all"},
     "atom": {
         "name": "acme-assistant",
-        "input": [PromptInjectionGuard(), PIIGuard()],
+        "input": [PromptInjectionGuard(), PIIGuard(), HumanHandoff()],
         # Output orbitals that check a growing prefix keep the reply streaming.
         "output": [Blocklist(["password", "api key"], side="output", name="no_credentials")],
         # A demo is for looking at reports: keep the texts in them.

@@ -1,4 +1,8 @@
-"""`manage.py demo_seed [--owner USERNAME]`: create the demo rows that are missing."""
+"""`manage.py demo_seed [--owner USERNAME] [--history]`: create the demo rows that are missing.
+
+`--history` also seeds a few days of conversations through the pipeline
+(`chatomon.demo.history`), decided and reviewed by the owner, into a database without turns.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from chatomon.demo.history import seed_history
 from chatomon.demo.seed import seed
 
 
@@ -18,6 +23,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         """`--owner`: the user owning the private projects."""
         parser.add_argument("--owner", help="username owning the private projects")
+        parser.add_argument(
+            "--history",
+            action="store_true",
+            help="also seed a few days of conversations, decided by the owner (needs --owner)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         """Seed and print one line per kind of row."""
@@ -26,5 +36,10 @@ class Command(BaseCommand):
             owner = get_user_model().objects.filter(username=options["owner"]).first()
             if owner is None:
                 raise CommandError(f"there is no user {options['owner']!r}")
+        if options["history"] and owner is None:
+            raise CommandError("--history needs --owner: the staff user who decides")
         for line in seed(owner=owner).lines():
             self.stdout.write(line)
+        if options["history"]:
+            for line in seed_history(owner).lines():
+                self.stdout.write(line)
