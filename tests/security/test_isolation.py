@@ -312,6 +312,7 @@ def console_url(name: str, pattern: URLPattern, owner: Owner) -> str:
         "event_id": 1,
         "call_id": "c1",
         "view_id": 1,
+        "run_id": 1,
     }
     kwargs = {key: values[key] for key in keys}
     if "fmt" in str(pattern.pattern):

@@ -129,11 +129,27 @@ def _show(path: str) -> int:
     return EXIT_PASSED
 
 
+def _service_options(settings: Any) -> dict[str, Any]:
+    """The project's service options beside the provider: redaction, and planned turns.
+
+    With `planned.enabled`, cases run as the project's turns do: planned, each role on
+    its configured profile (`--provider` chooses the tool loop's provider only).
+    """
+    from chatomon.django.audit.rule import redaction_of
+    from chatomon.django.settings import get_planned_chat_settings
+    from chatomon.planned import PlannedTurns
+
+    options: dict[str, Any] = {"redaction": redaction_of(settings)}
+    planned = get_planned_chat_settings()
+    if planned.enabled:
+        options["planned"] = PlannedTurns.from_settings(planned)
+    return options
+
+
 def _run(args: argparse.Namespace) -> int:
     import django
 
     django.setup()
-    from chatomon.django.audit.rule import redaction_of
     from chatomon.django.settings import chat_settings
     from chatomon.evals.report import Progress, format_compare, format_report
     from chatomon.evals.runner import Environment, run_cases_sync, select_cases
@@ -148,7 +164,7 @@ def _run(args: argparse.Namespace) -> int:
         fixture=args.fixture,
         registry=settings.chat_registry,
         tools=settings.tools,
-        service_options={"redaction": redaction_of(settings)},
+        service_options=_service_options(settings),
         # A recorded run keeps its turns in the project's database: the console opens them.
         **({"store": _django_store()} if recorder is not None else {}),
     )
