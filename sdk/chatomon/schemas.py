@@ -541,7 +541,7 @@ class PlannedCoverage(BaseModel):
     """The tasks left unresolved, with their reasons."""
 
 
-class PlannedTurnReport(BaseModel):
+class PlannedTurnReport(_RichDisplay, BaseModel):
     """What a planned turn did: its plan, each task, the budget and the coverage.
 
     A chatomon extension of the TurnReport (`TurnReport.planned`); None for tool-loop turns.

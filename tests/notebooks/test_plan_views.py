@@ -139,3 +139,7 @@ def test_a_reason_the_status_already_says_is_not_repeated():
     text = render_mimebundle(planned())["text/plain"]
     assert "  t2 budget_exhausted complex_executor 8 rounds" in text.splitlines()
     assert "(budget_exhausted)" not in text
+
+
+def test_a_planned_report_displays_itself_in_jupyter() -> None:
+    assert planned()._repr_html_() == render_html(planned())
