@@ -82,6 +82,7 @@ SCRIPT_MARKERS = (
     "atom.begin(",
     "ChatWidget",
     "PlannedTurns({",
+    "chatomon.evals.run(",
     "get_planned_chat_settings(CHATOMON)",
     '"socket_timeout": 10',  # the Redis channel layer
 )
@@ -144,6 +145,11 @@ def test_planned_turn_example_runs_as_written() -> None:
         "done ",
     ]
     assert run_python(block_with("get_planned_chat_settings(CHATOMON)")) == "local strong 3\n"
+
+
+def test_evals_example_runs_as_written() -> None:
+    # Every case's own script passes every judge.
+    assert run_python(block_with("chatomon.evals.run(")) == "{('basic_queries', 'scripted'): 1.0}\n"
 
 
 def test_connector_example_regenerates_and_checks_again() -> None:
