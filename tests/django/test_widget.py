@@ -22,8 +22,9 @@ def render(source: str) -> str:
 @override_settings(CHATOMON=chatomon(url="/assistant/"), STATIC_URL="/static/")
 def test_the_widget_uses_the_chat_base_path_and_its_static_files() -> None:
     html = render("{% chatomon_chat_widget %}")
-    assert 'data-endpoint="/assistant/"' in html
-    assert 'data-transport="websocket"' in html
+    assert '<chatomon-chat data-chatomon-chat endpoint="/assistant/"' in html
+    assert 'transport="websocket"' in html and 'mode="inline"' in html
+    assert 'max-length="8000"' in html
     assert 'href="/static/chatomon/chat-widget.css"' in html
     assert 'src="/static/chatomon/chat-widget.js"' in html
 
@@ -31,7 +32,7 @@ def test_the_widget_uses_the_chat_base_path_and_its_static_files() -> None:
 @override_settings(CHATOMON=chatomon(), STATIC_URL="/static/")
 def test_the_title_is_escaped_and_the_transport_can_be_sse() -> None:
     html = render('{% chatomon_chat_widget endpoint="/c/" transport="sse" title="<Parts> & co" %}')
-    assert 'data-endpoint="/c/"' in html and 'data-transport="sse"' in html
+    assert 'endpoint="/c/"' in html and 'transport="sse"' in html
     assert "&lt;Parts&gt; &amp; co" in html and "<Parts>" not in html
 
 
@@ -39,6 +40,27 @@ def test_the_title_is_escaped_and_the_transport_can_be_sse() -> None:
 def test_an_unknown_transport_is_a_template_error() -> None:
     with pytest.raises(TemplateSyntaxError, match="'websocket' or 'sse'"):
         render('{% chatomon_chat_widget transport="pigeon" %}')
+
+
+@override_settings(CHATOMON=chatomon(max_message_chars=500), STATIC_URL="/static/")
+def test_mode_token_greeting_and_colour_scheme_reach_the_element() -> None:
+    html = render(
+        '{% chatomon_chat_widget mode="launcher" token="shop.a.b" greeting="<b>Hi</b>" '
+        'color_scheme="dark" %}'
+    )
+    assert 'mode="launcher"' in html and 'token="shop.a.b"' in html
+    assert 'greeting="&lt;b&gt;Hi&lt;/b&gt;"' in html and 'color-scheme="dark"' in html
+    assert 'max-length="500"' in html
+
+
+@pytest.mark.parametrize(
+    ("tag", "message"),
+    [('mode="popup"', "'inline' or 'launcher'"), ('color_scheme="pink"', "'light' or 'dark'")],
+)
+@override_settings(CHATOMON=chatomon(), STATIC_URL="/static/")
+def test_an_unknown_mode_or_scheme_is_a_template_error(tag: str, message: str) -> None:
+    with pytest.raises(TemplateSyntaxError, match=message):
+        render("{% chatomon_chat_widget " + tag + " %}")
 
 
 def test_the_template_and_static_files_ship_with_chatomon_django_alone() -> None:

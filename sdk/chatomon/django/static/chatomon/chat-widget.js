@@ -1,114 +1,606 @@
 /*
- * chatomon chat widget: an embeddable chat with the assistant, no dependencies.
+ * <chatomon-chat>: the chatomon chat as a dependency-free web component (open shadow DOM).
  *
- *   <div data-chatomon-chat data-endpoint="/chat/"></div>
- *   <script src="{% static 'chatomon/chat-widget.js' %}" defer></script>
+ *   <chatomon-chat endpoint="/chat/"></chatomon-chat>
+ *   <script src="/static/chatomon/chat-widget.js" defer></script>
  *
- * (or {% load chatomon_widget %}{% chatomon_chat_widget %}). Every element with
- * data-chatomon-chat becomes a chat: the WebSocket route at the endpoint when
- * data-transport="websocket" (the default; a turn a staff member approves elsewhere
- * continues live), or POST <endpoint>stream/ and <endpoint>confirm/ as server-sent events
- * with data-transport="sse". Events follow the chat event contract; unknown fields and
- * unknown event types are ignored. The conversation id is kept in sessionStorage.
+ * Attributes: endpoint (the chat routes' base URL, path or full URL), transport
+ * ("websocket", default, or "sse"), token (a visitor token from chatomon.django.embed, for
+ * another site's pages), mode ("launcher", default: a button opening a dialog; "inline"),
+ * title, greeting, color-scheme ("light", "dark", "auto"), position ("right", "left"),
+ * locale (dates), max-length. Style it with the --chatomon-* custom properties.
+ *
+ * On load it restores the conversation from <endpoint>history/ (messages, tool lines, each
+ * confirmation and how it was decided, the open one with its buttons). Events follow the
+ * chat event contract; unknown fields and types are ignored. Answers are Markdown drawn
+ * with DOM nodes from an allow-list: no markup of the model ever reaches innerHTML.
+ * The pure parts (Markdown, tool lines, previews, errors, URLs, SSE frames) are exported
+ * for node's test runner when loaded as a CommonJS module.
  */
 (function () {
   "use strict";
+
+  // ---- pure helpers (tested under node) ----
+
+  function socketURL(endpoint, base) {
+    const url = new URL(endpoint, base);
+    url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+    return url.href;
+  }
+
+  function routeURL(endpoint, base, route) {
+    return new URL(endpoint.replace(/\/?$/, "/") + route, base).href;
+  }
+
+  // SSE frames of a buffer: [{id, data}], and what is left for the next read.
+  function sseFrames(buffer) {
+    const frames = [];
+    let end;
+    buffer = buffer.replace(/\r\n/g, "\n");
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let id = null;
+      const data = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+        else if (line.startsWith("id:")) id = line.slice(3).trim();
+      }
+      if (data.length) frames.push({ id: id, data: data.join("\n") });
+    }
+    return { frames: frames, rest: buffer };
+  }
+
+  function noun(manager, count) {
+    const base = String(manager || "record").replace(/Manager$/, "");
+    const words = base.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase();
+    if (count === 1) return words;
+    return /(s|x|ch|sh)$/.test(words) ? words + "es" : /[^aeiou]y$/.test(words) ? words.slice(0, -1) + "ies" : words + "s";
+  }
+
+  // One human line per tool call: "Looked up 3 parts".
+  function toolLine(name, args, result) {
+    args = args || {};
+    const failed = result && result.status === "error";
+    const done = result !== undefined;
+    let line;
+    if (name === "query") {
+      const rows = result && Array.isArray(result.data) ? result.data.length : null;
+      const total = result && typeof result.total_count === "number" ? result.total_count : rows;
+      line = done && total !== null && !failed ? "Looked up " + total + " " + noun(args.manager, total) : "Looking up " + noun(args.manager, 2);
+    } else if (name === "aggregate") line = "Counted " + noun(args.manager, 2);
+    else if (name === "search_managers") line = "Searched the data" + (args.query ? " for “" + args.query + "”" : "");
+    else if (name === "get_manager_schema") line = "Checked what " + noun(args.manager, 2) + " hold";
+    else if (name === "find_path") line = "Linked " + noun(args.from_manager, 2) + " to " + noun(args.to_manager, 2);
+    else if (name === "mutate") {
+      const status = result && result.status;
+      line = status === "executed" ? "Made the change " + args.mutation : status === "rejected" ? "Did not make the change " + args.mutation : "Prepared the change " + (args.mutation || "");
+    } else line = (done ? "Used " : "Using ") + name;
+    if (failed) line += " (failed)";
+    return done || failed ? line : line + "…";
+  }
+
+  function valueText(value) {
+    if (typeof value === "string") return value;
+    if (typeof value === "number") return String(value);
+    return JSON.stringify(value);
+  }
+
+  // The shape chatomon.preview draws for the console: caption, Field / Before / After rows.
+  function parsePreview(preview) {
+    if (!preview || typeof preview !== "object" || Array.isArray(preview)) {
+      return { caption: "Change", rows: [], rest: preview === undefined ? null : preview };
+    }
+    const action = String(preview.action || "change");
+    let caption = action.charAt(0).toUpperCase() + action.slice(1);
+    if (preview.manager) caption += " " + preview.manager;
+    if (preview.id !== undefined && preview.id !== null) caption += " #" + preview.id;
+    let rows = [];
+    let known = ["action", "manager"];
+    if (Array.isArray(preview.changes)) {
+      rows = preview.changes.filter((c) => c && typeof c === "object").map((c) => ({ field: String(c.field), before: c.before, after: c.after, hasBefore: true }));
+      known = known.concat("changes");
+    } else if (preview.values && typeof preview.values === "object") {
+      rows = Object.keys(preview.values).map((k) => ({ field: k, before: null, after: preview.values[k], hasBefore: false }));
+      known = known.concat("values");
+    }
+    const rest = {};
+    for (const key of Object.keys(preview)) if (!known.includes(key) && !(rows.length && key === "id")) rest[key] = preview[key];
+    return { caption: caption, rows: rows, rest: Object.keys(rest).length ? rest : null };
+  }
+
+  function minutes(seconds) {
+    if (seconds < 90) return Math.max(1, Math.round(seconds)) + " seconds";
+    if (seconds < 5400) return Math.round(seconds / 60) + " minutes";
+    return Math.round(seconds / 3600) + " hours";
+  }
+
+  // Every error code as a sentence for people.
+  function errorText(event) {
+    const code = event.code;
+    if (code === "rate_limited") {
+      const wait = Number(event.retry_after_seconds);
+      return "You have sent too many messages." + (wait > 0 ? " Try again in " + minutes(wait) + "." : " Try again later.");
+    }
+    if (code === "chat_error" || code === "provider_failed" || code === "unavailable") return "The assistant is unavailable right now. Try again in a moment.";
+    const known = {
+      message_too_long: "That message is too long" + (event.max_chars ? " (at most " + event.max_chars + " characters)." : "."),
+      confirmation_pending: "Confirm or reject the pending change first.",
+      turn_in_progress: "Wait for the current answer to finish.",
+      confirmation_unavailable: "This change can no longer be decided: it was decided or expired.",
+      permission_denied: "You are not allowed to use this chat.",
+      conversation_not_found: "That conversation is gone; a new one starts with your next message.",
+      tool_retry_limit: "The assistant could not find an answer. Try rephrasing.",
+      turn_limit: "The assistant could not finish this answer. Try a simpler question.",
+      mutation_limit: "The assistant tried too many changes at once; nothing more was changed.",
+      confirmation_required_transport: "This change needs a confirmation, which this connection cannot ask for.",
+      bad_message: "That message could not be sent.",
+      request_too_large: "That message is too long.",
+    };
+    return known[code] || event.message || "Something went wrong.";
+  }
+
+  // What a closed socket means: a message, and whether to reconnect.
+  function closeMeaning(code) {
+    if (code === 4403) return { retry: false, message: "You are not allowed to use this chat." };
+    if (code === 4404) return { retry: false, message: "The chat is turned off." };
+    if (code === 4401) return { retry: false, message: "Your session ended. Reload the page to chat again." };
+    if (code === 1011) return { retry: false, message: "The assistant is unavailable right now." };
+    return { retry: true, message: "" };
+  }
+
+  function decisionText(card, locale) {
+    const status = card.status;
+    if (!status || status === "pending") return card.approver === "staff" ? "Waiting for a staff approval." : "Needs your confirmation.";
+    const by = card.decided_by ? " by " + card.decided_by : "";
+    const label = { approved: "Approved" + by, rejected: "Rejected" + by, expired: "Expired without a decision", cancelled: "Cancelled" }[status] || status;
+    const at = card.decided_at ? new Date(card.decided_at) : null;
+    const time = at && !isNaN(at) ? " at " + at.toLocaleTimeString(locale || undefined, { hour: "2-digit", minute: "2-digit" }) : "";
+    return label + time + ".";
+  }
+
+  // ---- Markdown: a small allow-list renderer building DOM nodes (never HTML strings) ----
+
+  function safeHref(href) {
+    const trimmed = String(href).trim();
+    return /^(https?:|mailto:)/i.test(trimmed) ? trimmed : null;
+  }
+
+  function inline(doc, parent, text) {
+    const pattern = /(`+)([^`]+?)\1|\*\*([^*]+)\*\*|__([^_]+)__|\*([^*\s][^*]*)\*|_([^_\s][^_]*)_|\[([^\]]+)\]\(([^)\s]+)\)/;
+    while (text) {
+      const match = pattern.exec(text);
+      if (!match) {
+        parent.append(doc.createTextNode(text));
+        return;
+      }
+      if (match.index) parent.append(doc.createTextNode(text.slice(0, match.index)));
+      let node;
+      if (match[2] !== undefined) {
+        node = doc.createElement("code");
+        node.append(doc.createTextNode(match[2]));
+      } else if (match[3] !== undefined || match[4] !== undefined) {
+        node = doc.createElement("strong");
+        inline(doc, node, match[3] || match[4]);
+      } else if (match[5] !== undefined || match[6] !== undefined) {
+        node = doc.createElement("em");
+        inline(doc, node, match[5] || match[6]);
+      } else {
+        const href = safeHref(match[8]);
+        if (href) {
+          node = doc.createElement("a");
+          node.setAttribute("href", href);
+          node.setAttribute("rel", "noopener noreferrer nofollow");
+          node.setAttribute("target", "_blank");
+        } else node = doc.createElement("span");
+        inline(doc, node, match[7]);
+      }
+      parent.append(node);
+      text = text.slice(match.index + match[0].length);
+    }
+  }
+
+  function renderMarkdown(doc, text) {
+    const root = doc.createElement("div");
+    root.setAttribute("class", "md");
+    const lines = String(text).replace(/\r\n?/g, "\n").split("\n");
+    let i = 0;
+    let paragraph = [];
+    const flush = () => {
+      if (!paragraph.length) return;
+      const p = doc.createElement("p");
+      paragraph.forEach((line, n) => {
+        if (n) p.append(doc.createElement("br"));
+        inline(doc, p, line);
+      });
+      root.append(p);
+      paragraph = [];
+    };
+    while (i < lines.length) {
+      const line = lines[i];
+      const fence = /^\s*(```|~~~)\s*([\w+-]*)/.exec(line);
+      let m;
+      if (fence) {
+        flush();
+        const code = [];
+        for (i++; i < lines.length && !lines[i].trim().startsWith(fence[1]); i++) code.push(lines[i]);
+        i++;
+        const pre = doc.createElement("pre");
+        const el = doc.createElement("code");
+        if (fence[2]) el.setAttribute("data-lang", fence[2]);
+        el.append(doc.createTextNode(code.join("\n")));
+        pre.append(el);
+        root.append(pre);
+        continue;
+      }
+      if ((m = /^(#{1,6})\s+(.*)$/.exec(line))) {
+        flush();
+        const h = doc.createElement("h" + Math.min(6, m[1].length + 2));
+        inline(doc, h, m[2]);
+        root.append(h);
+      } else if (/^\s*([-*+]|\d+[.)])\s+/.test(line)) {
+        flush();
+        const ordered = /^\s*\d/.test(line);
+        const list = doc.createElement(ordered ? "ol" : "ul");
+        while (i < lines.length && (m = /^\s*([-*+]|\d+[.)])\s+(.*)$/.exec(lines[i])) && /^\s*\d/.test(lines[i]) === ordered) {
+          const li = doc.createElement("li");
+          inline(doc, li, m[2]);
+          list.append(li);
+          i++;
+        }
+        root.append(list);
+        continue;
+      } else if ((m = /^>\s?(.*)$/.exec(line))) {
+        flush();
+        const quote = doc.createElement("blockquote");
+        inline(doc, quote, m[1]);
+        root.append(quote);
+      } else if (!line.trim()) flush();
+      else paragraph.push(line);
+      i++;
+    }
+    flush();
+    return root;
+  }
+
+  const api = { socketURL, routeURL, sseFrames, toolLine, parsePreview, errorText, closeMeaning, decisionText, renderMarkdown, safeHref };
+  if (typeof module === "object" && module.exports) module.exports = api;
+  if (typeof HTMLElement === "undefined" || typeof customElements === "undefined") return;
+
+  // ---- the element ----
+
+  const STYLE = `
+:host{all:initial;--chatomon-accent:#2453a6;--chatomon-bg:#fff;--chatomon-fg:#1d2330;--chatomon-muted:#545d6b;--chatomon-border:#c4cad4;--chatomon-bubble:#eef2fa;--chatomon-error:#a4161a;--chatomon-focus:#c77700;font:15px/1.45 system-ui,sans-serif;color:var(--chatomon-fg);color-scheme:light}
+:host([color-scheme=dark]){--chatomon-accent:#8fb3ff;--chatomon-bg:#171b22;--chatomon-fg:#e8ecf2;--chatomon-muted:#a9b2c0;--chatomon-border:#3a4250;--chatomon-bubble:#232a36;--chatomon-error:#ff8a8a;color-scheme:dark}
+@media (prefers-color-scheme:dark){:host([color-scheme=auto]){--chatomon-accent:#8fb3ff;--chatomon-bg:#171b22;--chatomon-fg:#e8ecf2;--chatomon-muted:#a9b2c0;--chatomon-border:#3a4250;--chatomon-bubble:#232a36;--chatomon-error:#ff8a8a;color-scheme:dark}}
+*{box-sizing:border-box}
+.launcher{position:fixed;bottom:1rem;right:1rem;z-index:2147483000}
+:host([position=left]) .launcher,:host([position=left]) .panel.floating{right:auto;left:1rem}
+.panel{display:flex;flex-direction:column;gap:.5rem;background:var(--chatomon-bg);border:1px solid var(--chatomon-border);border-radius:.6rem;padding:.75rem;max-width:40rem}
+.panel.floating{position:fixed;bottom:4.5rem;right:1rem;width:min(26rem,calc(100vw - 2rem));height:min(36rem,calc(100vh - 6rem));z-index:2147483000;box-shadow:0 .5rem 2rem #0004}
+.panel[hidden]{display:none}
+header{display:flex;align-items:center;gap:.5rem}
+h2{font-size:1rem;margin:0;flex:1}
+.chatomon-status{font-size:.85em;color:var(--chatomon-muted);margin:0}
+ol.log{list-style:none;margin:0;padding:0;overflow-y:auto;flex:1;min-height:6rem;max-height:28rem;display:flex;flex-direction:column;gap:.4rem}
+.panel.floating ol.log{max-height:none}
+li{padding:.4rem .6rem;border-radius:.45rem;overflow-wrap:anywhere}
+.chatomon-user{align-self:flex-end;background:var(--chatomon-bubble);white-space:pre-wrap}
+.chatomon-assistant{align-self:flex-start;border:1px solid var(--chatomon-border)}
+.chatomon-assistant p,.chatomon-assistant ul,.chatomon-assistant ol,.chatomon-assistant pre{margin:.2rem 0}
+pre{overflow-x:auto;background:var(--chatomon-bubble);padding:.4rem;border-radius:.3rem;font-size:.85em}
+code{font-family:ui-monospace,monospace}
+a{color:var(--chatomon-accent)}
+.chatomon-tool,.chatomon-note{font-size:.88em;color:var(--chatomon-muted);padding:.1rem .6rem}
+.chatomon-error{border-left:4px solid var(--chatomon-error);color:var(--chatomon-error)}
+.chatomon-confirm{border:1px dashed var(--chatomon-accent)}
+.chatomon-confirm[data-status=approved]{border-style:solid}
+.chatomon-confirm[data-status=rejected],.chatomon-confirm[data-status=expired]{opacity:.85}
+.state{font-weight:600;margin:.3rem 0}
+table{border-collapse:collapse;font-size:.88em;margin:.3rem 0}
+caption{text-align:left;font-weight:600}
+th,td{border:1px solid var(--chatomon-border);padding:.15rem .4rem;text-align:left}
+del{color:var(--chatomon-error)}ins{text-decoration:underline}
+form{display:grid;grid-template-columns:1fr auto;gap:.35rem}
+label,.count{font-size:.85em;color:var(--chatomon-muted)}
+label{grid-column:1/-1;font-weight:600;color:inherit}
+textarea{font:inherit;color:inherit;background:var(--chatomon-bg);border:1px solid var(--chatomon-border);border-radius:.3rem;padding:.4rem;resize:vertical}
+button{font:inherit;padding:.35rem .9rem;border:1px solid var(--chatomon-accent);border-radius:.3rem;background:var(--chatomon-accent);color:var(--chatomon-bg);cursor:pointer}
+button.secondary{background:transparent;color:var(--chatomon-accent)}
+button:disabled{opacity:.55;cursor:not-allowed}
+:focus-visible{outline:3px solid var(--chatomon-focus);outline-offset:2px}
+.sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+@media (prefers-reduced-motion:no-preference){li{animation:in .15s ease-out}@keyframes in{from{opacity:0;transform:translateY(4px)}}}
+`;
+
+  function el(tag, cls, text) {
+    const node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
 
   function cookie(name) {
     const match = document.cookie.match(new RegExp("(?:^|; )" + name + "=([^;]*)"));
     return match ? decodeURIComponent(match[1]) : "";
   }
 
-  function element(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined) node.textContent = text;
-    return node;
+  function previewTable(preview) {
+    const parsed = parsePreview(preview);
+    const box = el("div", "preview");
+    const table = el("table");
+    table.append(el("caption", "", parsed.caption));
+    const head = el("tr");
+    ["Field", "Before", "After"].forEach((t) => {
+      const th = el("th", "", t);
+      th.scope = "col";
+      head.append(th);
+    });
+    const thead = el("thead");
+    thead.append(head);
+    const body = el("tbody");
+    parsed.rows.forEach((row) => {
+      const tr = el("tr");
+      const th = el("th", "", row.field);
+      th.scope = "row";
+      const before = el("td");
+      before.append(row.hasBefore ? el("del", "", valueText(row.before)) : el("span", "", "(new)"));
+      const after = el("td");
+      after.append(el("ins", "", valueText(row.after)));
+      tr.append(th, before, after);
+      body.append(tr);
+    });
+    if (!parsed.rows.length) {
+      const td = el("td", "", "No field-level preview.");
+      td.colSpan = 3;
+      const tr = el("tr");
+      tr.append(td);
+      body.append(tr);
+    }
+    table.append(thead, body);
+    box.append(table);
+    if (parsed.rest !== null) box.append(el("pre", "", JSON.stringify(parsed.rest, null, 2)));
+    return box;
   }
 
-  class ChatWidget {
-    constructor(root) {
-      this.root = root;
-      this.endpoint = (root.dataset.endpoint || "/chat/").replace(/\/?$/, "/");
-      this.transport = root.dataset.transport === "sse" || !window.WebSocket ? "sse" : "websocket";
+  class ChatomonChat extends HTMLElement {
+    connectedCallback() {
+      if (this.shadowRoot) return;
+      const attr = (name, fallback) => this.getAttribute(name) || fallback;
+      this.endpoint = attr("endpoint", "/chat/");
+      this.token = attr("token", "");
+      this.transport = attr("transport", "websocket") === "sse" || !window.WebSocket ? "sse" : "websocket";
       this.storageKey = "chatomon:conversation:" + this.endpoint;
       this.conversationId = sessionStorage.getItem(this.storageKey);
+      this.fresh = false;
       this.reply = null;
+      this.tools = new Map();
       this.cards = new Map();
-      this.build();
+      this.stopped = false;
+      this.build(attr);
+      this.restore();
       if (this.transport === "websocket") this.connect(0);
     }
 
-    build() {
-      this.root.classList.add("chatomon-chat");
-      this.status = element("p", "chatomon-status", this.transport === "websocket" ? "connecting…" : "");
+    disconnectedCallback() {
+      this.stopped = true;
+      if (this.socket) this.socket.close();
+    }
+
+    build(attr) {
+      const root = this.attachShadow({ mode: "open" });
+      const style = el("style");
+      style.textContent = STYLE;
+      root.append(style);
+      const inline = attr("mode", "launcher") === "inline";
+      const title = attr("title", "Chat with the assistant");
+      const uid = Math.random().toString(36).slice(2);
+      this.panel = el("section", inline ? "panel" : "panel floating");
+      this.panel.setAttribute("role", inline ? "region" : "dialog");
+      this.panel.setAttribute("aria-labelledby", "t" + uid);
+      const header = el("header");
+      const heading = el("h2", "", title);
+      heading.id = "t" + uid;
+      const fresh = el("button", "secondary", "New conversation");
+      fresh.type = "button";
+      fresh.addEventListener("click", () => this.startOver());
+      header.append(heading, fresh);
+      if (!inline) {
+        const close = el("button", "secondary", "Close");
+        close.type = "button";
+        close.setAttribute("aria-label", "Close the chat");
+        close.addEventListener("click", () => this.open(false));
+        header.append(close);
+        this.launcher = el("button", "launcher", title);
+        this.launcher.type = "button";
+        this.launcher.setAttribute("aria-haspopup", "dialog");
+        this.launcher.setAttribute("aria-expanded", "false");
+        this.launcher.addEventListener("click", () => this.open(this.panel.hidden));
+        this.panel.hidden = true;
+        this.panel.addEventListener("keydown", (e) => e.key === "Escape" && this.open(false));
+        root.append(this.launcher);
+      }
+      this.status = el("p", "chatomon-status", this.transport === "websocket" ? "connecting…" : "");
       this.status.setAttribute("role", "status");
-      this.log = element("ol", "chatomon-log");
-      this.log.setAttribute("aria-live", "polite");
-      this.log.setAttribute("aria-label", this.root.dataset.title || "Conversation");
-      this.form = element("form", "chatomon-form");
-      const label = element("label", "chatomon-label", "Message");
-      this.input = element("textarea", "chatomon-input");
-      this.input.id = "chatomon-input-" + Math.random().toString(36).slice(2);
+      this.log = el("ol", "log");
+      this.log.setAttribute("role", "log");
+      // Streamed chunks are not read out one by one: `announce` speaks each answer once.
+      this.log.setAttribute("aria-live", "off");
+      this.log.setAttribute("aria-label", title);
+      this.log.tabIndex = 0;
+      this.live = el("div", "sr");
+      this.live.setAttribute("aria-live", "polite");
+      const greeting = attr("greeting", "");
+      if (greeting) this.entry("assistant").append(renderMarkdown(document, greeting));
+      this.form = el("form");
+      const label = el("label", "", "Message");
+      this.input = el("textarea");
+      this.input.id = "m" + uid;
       this.input.rows = 2;
       this.input.required = true;
       label.htmlFor = this.input.id;
-      this.send = element("button", "chatomon-send", "Send");
+      this.count = el("span", "count");
+      this.count.id = "c" + uid;
+      this.count.setAttribute("aria-live", "polite");
+      this.input.setAttribute("aria-describedby", this.count.id);
+      this.setLimit(Number(attr("max-length", "8000")));
+      this.send = el("button", "", "Send");
       this.send.type = "submit";
-      this.form.append(label, this.input, this.send);
-      this.root.append(this.status, this.log, this.form);
-      this.form.addEventListener("submit", (event) => {
-        event.preventDefault();
+      this.form.append(label, this.input, this.send, this.count);
+      this.panel.append(header, this.status, this.log, this.live, this.form);
+      root.append(this.panel);
+      this.form.addEventListener("submit", (e) => {
+        e.preventDefault();
         this.submit();
       });
-      this.input.addEventListener("keydown", (event) => {
-        if (event.key === "Enter" && !event.shiftKey) {
-          event.preventDefault();
+      this.input.addEventListener("input", () => this.counted());
+      this.input.addEventListener("keydown", (e) => {
+        if (e.key === "Enter" && !e.shiftKey) {
+          e.preventDefault();
           this.submit();
         }
       });
     }
 
+    open(on) {
+      this.panel.hidden = !on;
+      this.launcher.setAttribute("aria-expanded", String(on));
+      (on ? this.input : this.launcher).focus();
+    }
+
+    setLimit(limit) {
+      if (!(limit > 0)) return;
+      this.limit = limit;
+      this.input.maxLength = limit;
+      this.counted();
+    }
+
+    counted() {
+      const used = this.input.value.length;
+      this.count.textContent = used + " / " + this.limit + " characters";
+      this.count.setAttribute("aria-live", used > this.limit * 0.9 ? "polite" : "off");
+    }
+
+    headers(json) {
+      const h = { Accept: json ? "application/json" : "text/event-stream" };
+      if (this.token) h.Authorization = "Bearer " + this.token;
+      else h["X-CSRFToken"] = cookie("csrftoken");
+      return h;
+    }
+
+    async restore() {
+      let url = routeURL(this.endpoint, location.href, "history/");
+      if (this.conversationId) url += "?conversation_id=" + encodeURIComponent(this.conversationId);
+      let body;
+      try {
+        const response = await fetch(url, { headers: this.headers(true), credentials: this.token ? "omit" : "same-origin" });
+        body = await response.json();
+        if (!response.ok) {
+          if (body.code === "conversation_not_found") {
+            this.remember(null);
+            return this.restore();
+          }
+          this.fail(body);
+          if (response.status === 401 || response.status === 403) this.halt();
+          return;
+        }
+      } catch (error) {
+        return;  // history is a comfort: the chat still works without it
+      }
+      this.setLimit(body.max_message_chars);
+      if (body.conversation_id) this.remember(body.conversation_id);
+      (body.items || []).forEach((item) => this.restoreItem(item));
+      if (body.running_turn_id) this.note("An answer was still being written when the page was left.");
+    }
+
+    restoreItem(item) {
+      if (item.type === "user") this.entry("user", item.content);
+      else if (item.type === "assistant") this.entry("assistant").append(renderMarkdown(document, item.content));
+      else if (item.type === "tool") {
+        this.toolCall(item);
+        if ("result" in item) this.toolResult(item);
+      } else if (item.type === "confirmation") this.confirmation(item);
+      this.reply = null;
+    }
+
+    halt() {
+      this.stopped = true;
+      this.send.disabled = true;
+      this.input.disabled = true;
+    }
+
+    remember(id) {
+      this.conversationId = id;
+      if (id) sessionStorage.setItem(this.storageKey, id);
+      else sessionStorage.removeItem(this.storageKey);
+    }
+
+    startOver() {
+      this.remember(null);
+      this.fresh = true;
+      this.log.replaceChildren();
+      this.cards.clear();
+      this.tools.clear();
+      this.reply = null;
+      this.note("A new conversation starts with your next message.");
+      this.input.focus();
+    }
+
     entry(kind, text) {
-      const item = element("li", "chatomon-entry chatomon-" + kind);
-      if (text !== undefined) item.textContent = text;
+      const item = el("li", "chatomon-" + kind, text);
       this.log.append(item);
-      item.scrollIntoView({ block: "end" });
+      item.scrollIntoView({ block: "nearest" });
       return item;
+    }
+
+    note(text) {
+      return this.entry("note", text);
+    }
+
+    fail(event) {
+      const item = this.entry("error", errorText(event));
+      item.setAttribute("role", "alert");
+      this.reply = null;
+      this.busy(false);
+      if (event.code === "embed_token_expired") this.dispatchEvent(new CustomEvent("chatomon-token-expired", { bubbles: true }));
     }
 
     submit() {
       const text = this.input.value.trim();
       if (!text || this.send.disabled) return;
+      if (text.length > this.limit) return this.fail({ code: "message_too_long", max_chars: this.limit });
       this.input.value = "";
+      this.counted();
       this.entry("user", text);
       this.reply = null;
       this.busy(true);
       const payload = { text: text };
-      // Explicit: this widget's conversation, else a new one (never the owner's latest,
-      // which another tab or page may be using).
-      if (this.conversationId) payload.conversation_id = this.conversationId;
-      else payload.new_conversation = true;
+      if (this.fresh) payload.new_conversation = true;
+      else if (this.conversationId) payload.conversation_id = this.conversationId;
+      this.fresh = false;
       if (this.transport === "websocket") this.socketSend({ type: "message", ...payload });
-      else this.stream(this.endpoint + "stream/", payload);
+      else this.stream("stream/", payload);
     }
 
     decide(id, confirmed, card) {
       card.querySelectorAll("button").forEach((b) => (b.disabled = true));
       this.busy(true);
+      // Focus moves on to where the user goes next: the message box.
+      this.input.focus();
       const payload = { confirmation_id: id, confirmed: confirmed };
       if (this.transport === "websocket") this.socketSend({ type: "confirm", ...payload });
-      else this.stream(this.endpoint + "confirm/", payload);
+      else this.stream("confirm/", payload);
     }
 
     busy(on) {
-      this.send.disabled = on;
-      this.root.setAttribute("aria-busy", on ? "true" : "false");
+      this.send.disabled = on || this.stopped;
+      this.panel.setAttribute("aria-busy", on ? "true" : "false");
     }
 
     connect(attempt) {
-      const scheme = location.protocol === "https:" ? "wss://" : "ws://";
-      this.socket = new WebSocket(scheme + location.host + this.endpoint);
+      if (this.stopped) return;
+      const protocols = this.token ? ["chatomon", "chatomon.bearer." + this.token] : undefined;
+      this.socket = new WebSocket(socketURL(this.endpoint, location.href), protocols);
       this.socket.addEventListener("open", () => {
         attempt = 0;
         this.status.textContent = "connected";
@@ -122,159 +614,146 @@
       });
       this.socket.addEventListener("close", (closed) => {
         this.busy(false);
-        if (closed.code === 4403) {
-          this.entry("error", "You may not use this chat.");
-          return;
+        const meaning = closeMeaning(closed.code);
+        if (!meaning.retry) {
+          this.status.textContent = "disconnected";
+          this.entry("error", meaning.message).setAttribute("role", "alert");
+          return this.halt();
         }
-        if (closed.code === 4404) {
-          this.entry("error", "The chat is turned off.");
-          return;
-        }
+        if (this.stopped) return;
         this.status.textContent = "disconnected, reconnecting…";
-        const wait = Math.min(30000, 500 * 2 ** attempt);
-        setTimeout(() => this.connect(attempt + 1), wait);
+        setTimeout(() => this.connect(attempt + 1), Math.min(30000, 500 * 2 ** attempt));
       });
     }
 
     socketSend(message) {
-      if (this.socket && this.socket.readyState === WebSocket.OPEN) {
-        this.socket.send(JSON.stringify(message));
-      } else {
+      if (this.socket && this.socket.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(message));
+      else {
         this.entry("error", "Not connected yet; try again in a moment.");
         this.busy(false);
       }
     }
 
-    async stream(url, payload) {
+    async stream(route, payload) {
       try {
-        const response = await fetch(url, {
+        const headers = { ...this.headers(false), "Content-Type": "application/json" };
+        const response = await fetch(routeURL(this.endpoint, location.href, route), {
           method: "POST",
-          credentials: "same-origin",
-          headers: {
-            "Content-Type": "application/json",
-            Accept: "text/event-stream",
-            "X-CSRFToken": cookie("csrftoken"),
-          },
+          credentials: this.token ? "omit" : "same-origin",
+          headers: headers,
           body: JSON.stringify(payload),
         });
-        if (!response.ok || !response.body) {
-          const known = { 403: "You may not use this chat.", 413: "That message is too long." };
-          this.entry("error", known[response.status] || "The chat is unavailable.");
-          return;
-        }
+        if (!response.body) return this.fail({ code: "chat_error" });
         const reader = response.body.getReader();
         const decoder = new TextDecoder();
         let buffered = "";
+        let seen = false;
         for (;;) {
           const { value, done } = await reader.read();
           if (done) break;
-          buffered += decoder.decode(value, { stream: true });
-          let end;
-          while ((end = buffered.indexOf("\n\n")) >= 0) {
-            const frame = buffered.slice(0, end);
-            buffered = buffered.slice(end + 2);
-            const data = frame
-              .split("\n")
-              .filter((line) => line.startsWith("data:"))
-              .map((line) => line.slice(5).trimStart())
-              .join("\n");
-            if (data) this.handle(JSON.parse(data));
+          const parsed = sseFrames(buffered + decoder.decode(value, { stream: true }));
+          buffered = parsed.rest;
+          for (const frame of parsed.frames) {
+            seen = true;
+            this.handle(JSON.parse(frame.data));
           }
         }
+        if (!seen && !response.ok) this.fail({ code: response.status === 413 ? "request_too_large" : "chat_error" });
       } catch (error) {
-        this.entry("error", "The connection was lost.");
+        this.fail({ code: "lost", message: "The connection was lost. Try again." });
       } finally {
         this.busy(false);
       }
     }
 
     handle(event) {
-      if (event.conversation_id && event.conversation_id !== this.conversationId) {
-        this.conversationId = event.conversation_id;
-        sessionStorage.setItem(this.storageKey, event.conversation_id);
-      }
+      if (event.conversation_id && event.conversation_id !== this.conversationId && event.type !== "error") this.remember(event.conversation_id);
       const handlers = {
         text_chunk: () => this.text(event),
         tool_call: () => this.toolCall(event),
         tool_result: () => this.toolResult(event),
         confirm_mutation: () => this.confirmation(event),
         confirmation_resolved: () => this.resolved(event),
-        done: () => this.done(event),
+        done: () => this.done(),
         error: () => {
-          this.entry("error", event.message || "Something went wrong.").setAttribute("role", "alert");
-          this.reply = null;
-          this.busy(false);
+          if (event.code === "conversation_not_found") this.remember(null);
+          this.fail(event);
         },
       };
       (handlers[event.type] || (() => {}))();
     }
 
     text(event) {
-      if (!this.reply) this.reply = this.entry("assistant", "");
-      if (event.reset) this.reply.textContent = "";
-      this.reply.textContent += event.content;
-      this.reply.scrollIntoView({ block: "end" });
+      if (!this.reply) {
+        this.reply = this.entry("assistant");
+        this.reply.source = "";
+      }
+      if (event.reset) this.reply.source = "";
+      this.reply.source += event.content;
+      this.reply.replaceChildren(renderMarkdown(document, this.reply.source));
+      this.reply.scrollIntoView({ block: "nearest" });
     }
 
     toolCall(event) {
-      const card = element("details", "chatomon-tool");
-      card.append(element("summary", "", "Using " + event.name + "…"));
-      card.append(element("pre", "", JSON.stringify(event.args || {}, null, 2)));
+      const card = el("details");
+      card.append(el("summary", "", toolLine(event.name, event.args)));
+      card.append(el("pre", "", JSON.stringify(event.args || {}, null, 2)));
       this.entry("tool").append(card);
-      this.cards.set(event.id, card);
+      this.tools.set(event.id, { card: card, args: event.args });
       this.reply = null;
     }
 
     toolResult(event) {
-      const card = this.cards.get(event.id);
-      if (!card) return;
-      const status = (event.result && event.result.status) || "done";
-      card.querySelector("summary").textContent = "Used " + event.name + " (" + status + ")";
-      card.append(element("pre", "", JSON.stringify(event.result, null, 2)));
+      const known = this.tools.get(event.id);
+      if (!known) return;
+      known.card.querySelector("summary").textContent = toolLine(event.name, known.args, event.result);
+      known.card.append(el("pre", "", JSON.stringify(event.result, null, 2)));
     }
 
     confirmation(event) {
-      const card = this.entry("confirm");
-      card.dataset.confirmationId = event.id;
+      let card = this.cards.get(event.id);
+      if (!card) {
+        card = this.entry("confirm");
+        this.cards.set(event.id, card);
+      } else card.replaceChildren();
       const staff = event.approver === "staff";
-      const title = element("p", "chatomon-confirm-title");
-      title.append(element("strong", "", event.mutation));
+      const status = event.status || "pending";
+      card.dataset.status = status;
+      const title = el("p");
+      title.append(el("strong", "", event.mutation));
       title.append(staff ? " waits for a staff approval." : " needs your confirmation.");
-      card.append(title);
-      card.append(element("pre", "", JSON.stringify(event.preview || event.input, null, 2)));
-      if (!staff) {
-        const approve = element("button", "chatomon-approve", "Confirm");
-        const reject = element("button", "chatomon-reject", "Reject");
+      card.append(title, previewTable(event.preview === undefined ? event.input : event.preview));
+      const state = el("p", "state", decisionText(event, this.getAttribute("locale")));
+      state.tabIndex = -1;
+      card.append(state);
+      if (!staff && status === "pending") {
+        const approve = el("button", "", "Confirm");
+        const reject = el("button", "secondary", "Reject");
         approve.type = reject.type = "button";
         approve.addEventListener("click", () => this.decide(event.id, true, card));
         reject.addEventListener("click", () => this.decide(event.id, false, card));
-        card.append(approve, reject);
+        card.append(approve, " ", reject);
       }
+      card.event = event;
       this.reply = null;
       this.busy(false);
     }
 
     resolved(event) {
-      const card = this.log.querySelector('[data-confirmation-id="' + event.id + '"]');
-      if (card) card.querySelectorAll("button").forEach((b) => b.remove());
-      const by = event.decided_by ? " by " + event.decided_by : "";
-      this.entry("note", "Decision: " + event.status + by);
+      const card = this.cards.get(event.id);
+      const by = event.decided_by && !/^(user|session):/.test(event.decided_by) ? event.decided_by : event.decided_by ? "you" : "";
+      const decided = { status: event.status, decided_by: by, decided_at: new Date().toISOString() };
+      if (card && card.event) this.confirmation({ ...card.event, ...decided });
+      this.note("Decision: " + event.status + (by ? " by " + by : ""));
       this.reply = null;
     }
 
     done() {
+      if (this.reply) this.live.textContent = this.reply.textContent;
       this.reply = null;
       this.busy(false);
     }
   }
 
-  function mountAll() {
-    document.querySelectorAll("[data-chatomon-chat]").forEach((root) => {
-      if (!root.chatomon) root.chatomon = new ChatWidget(root);
-    });
-  }
-
-  window.ChatomonChat = { mountAll: mountAll, ChatWidget: ChatWidget };
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", mountAll);
-  else mountAll();
+  if (!customElements.get("chatomon-chat")) customElements.define("chatomon-chat", ChatomonChat);
 })();

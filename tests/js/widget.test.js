@@ -1,0 +1,145 @@
+// The chat widget's protocol handling, under node's own test runner: `node --test tests/js/`.
+// The script exports its pure parts when loaded as a CommonJS module (no DOM needed).
+"use strict";
+
+const test = require("node:test");
+const assert = require("node:assert/strict");
+const path = require("node:path");
+
+const widget = require(path.join(__dirname, "../../sdk/chatomon/django/static/chatomon/chat-widget.js"));
+
+// A document just big enough for the Markdown renderer, serialised to check what it built.
+// It has no innerHTML at all: the renderer can only make elements and text nodes.
+function fakeDocument() {
+  class Text {
+    constructor(text) {
+      this.text = text;
+    }
+    html() {
+      return this.text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+    }
+  }
+  class Element {
+    constructor(tag) {
+      this.tag = tag;
+      this.attributes = [];
+      this.children = [];
+    }
+    setAttribute(name, value) {
+      this.attributes.push([name, String(value)]);
+    }
+    append(...nodes) {
+      this.children.push(...nodes);
+    }
+    html() {
+      const attributes = this.attributes.map(([n, v]) => ` ${n}="${v.replace(/"/g, "&quot;")}"`).join("");
+      const inner = this.children.map((c) => c.html()).join("");
+      return this.tag === "br" ? "<br>" : `<${this.tag}${attributes}>${inner}</${this.tag}>`;
+    }
+  }
+  return { createElement: (tag) => new Element(tag), createTextNode: (text) => new Text(text) };
+}
+
+function markdown(text) {
+  return widget.renderMarkdown(fakeDocument(), text).html();
+}
+
+test("markdown: paragraphs, emphasis, code, lists, headings, quotes", () => {
+  assert.equal(markdown("Hello **bold** and *it* and `x<y`"), '<div class="md"><p>Hello <strong>bold</strong> and <em>it</em> and <code>x&lt;y</code></p></div>');
+  assert.equal(markdown("- one\n- two\n\n1. first"), '<div class="md"><ul><li>one</li><li>two</li></ul><ol><li>first</li></ol></div>');
+  assert.equal(markdown("# Title\n> quoted"), '<div class="md"><h3>Title</h3><blockquote>quoted</blockquote></div>');
+  assert.equal(markdown("line one\nline two"), '<div class="md"><p>line one<br>line two</p></div>');
+});
+
+test("markdown: a code fence keeps its text as text", () => {
+  const html = markdown("Look:\n```python\nprint('<b>')\n```\nafter");
+  assert.equal(html, '<div class="md"><p>Look:</p><pre><code data-lang="python">print(\'&lt;b&gt;\')</code></pre><p>after</p></div>');
+});
+
+test("markdown: raw HTML from the model never becomes an element", () => {
+  const hostile = [
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    "**<iframe src=//evil>**",
+    "- <a href='javascript:alert(1)'>x</a>",
+    "```\n</code></pre><script>alert(1)</script>\n```",
+  ];
+  for (const text of hostile) {
+    const html = markdown(text);
+    assert.doesNotMatch(html, /<(script|img|iframe)\b/, text);
+    assert.doesNotMatch(html, /<a href="javascript/i, text);
+  }
+});
+
+test("markdown: only http(s) and mailto links become links", () => {
+  assert.equal(markdown("[docs](https://example.com/a)"), '<div class="md"><p><a href="https://example.com/a" rel="noopener noreferrer nofollow" target="_blank">docs</a></p></div>');
+  assert.equal(markdown("[click](javascript:alert(1))"), '<div class="md"><p><span>click</span>)</p></div>');
+  assert.equal(markdown("[x](data:text/html,hi)"), '<div class="md"><p><span>x</span></p></div>');
+  assert.equal(widget.safeHref(" JavaScript:alert(1)"), null);
+  assert.equal(widget.safeHref("mailto:a@b.c"), "mailto:a@b.c");
+});
+
+test("socket URL: a full-URL endpoint keeps its own host, a path uses the page's", () => {
+  assert.equal(widget.socketURL("http://127.0.0.1:18801/chat/", "http://localhost:18802/page"), "ws://127.0.0.1:18801/chat/");
+  assert.equal(widget.socketURL("/chat/", "https://shop.example/x"), "wss://shop.example/chat/");
+  assert.equal(widget.routeURL("https://chat.example/chat", "http://shop.example/", "history/"), "https://chat.example/chat/history/");
+  assert.equal(widget.routeURL("/chat/", "http://a.example/p/q", "stream/"), "http://a.example/chat/stream/");
+});
+
+test("SSE frames: data lines joined, ids read, comments skipped, partial frames kept", () => {
+  const { frames, rest } = widget.sseFrames(': heartbeat\n\nid: 7\ndata: {"type":"done"}\n\ndata: {"type":');
+  assert.deepEqual(frames, [{ id: "7", data: '{"type":"done"}' }]);
+  assert.equal(rest, 'data: {"type":');
+  const crlf = widget.sseFrames('data: {"a":\r\ndata: 1}\r\n\r\n');
+  assert.deepEqual(crlf.frames, [{ id: null, data: '{"a":\n1}' }]);
+});
+
+test("tool lines read as people would say them", () => {
+  assert.equal(widget.toolLine("query", { manager: "PartManager" }), "Looking up parts…");
+  assert.equal(widget.toolLine("query", { manager: "PartManager" }, { data: [1, 2, 3], total_count: 3 }), "Looked up 3 parts");
+  assert.equal(widget.toolLine("query", { manager: "PartManager" }, { data: [1], total_count: 1 }), "Looked up 1 part");
+  assert.equal(widget.toolLine("query", { manager: "SupplyCategoryManager" }, { data: [], total_count: 0 }), "Looked up 0 supply categories");
+  assert.equal(widget.toolLine("find_path", { from_manager: "PartManager", to_manager: "ProjectManager" }, {}), "Linked parts to projects");
+  assert.equal(widget.toolLine("search_managers", { query: "steel" }, []), "Searched the data for “steel”");
+  assert.equal(widget.toolLine("mutate", { mutation: "createPart" }, { status: "executed" }), "Made the change createPart");
+  assert.equal(widget.toolLine("query", { manager: "X" }, { status: "error", code: "unknown_field" }), "Looking up xes (failed)");
+  assert.equal(widget.toolLine("custom_tool", {}, {}), "Used custom_tool");
+});
+
+test("previews: the console's Field / Before / After shape", () => {
+  const update = widget.parsePreview({ action: "update", manager: "PartManager", id: 4, changes: [{ field: "unit_cost", before: "1.00", after: "2.00" }] });
+  assert.equal(update.caption, "Update PartManager #4");
+  assert.deepEqual(update.rows, [{ field: "unit_cost", before: "1.00", after: "2.00", hasBefore: true }]);
+  assert.equal(update.rest, null);
+  const create = widget.parsePreview({ action: "create", manager: "PartManager", values: { name: "Bolt" }, note: "n" });
+  assert.equal(create.caption, "Create PartManager");
+  assert.deepEqual(create.rows, [{ field: "name", before: null, after: "Bolt", hasBefore: false }]);
+  assert.deepEqual(create.rest, { note: "n" });
+  assert.deepEqual(widget.parsePreview("free text"), { caption: "Change", rows: [], rest: "free text" });
+});
+
+test("errors: every code a sentence, rate limits with their wait", () => {
+  assert.equal(widget.errorText({ code: "rate_limited", retry_after_seconds: 600 }), "You have sent too many messages. Try again in 10 minutes.");
+  assert.equal(widget.errorText({ code: "rate_limited", retry_after_seconds: 30 }), "You have sent too many messages. Try again in 30 seconds.");
+  assert.equal(widget.errorText({ code: "chat_error", message: "internal" }), "The assistant is unavailable right now. Try again in a moment.");
+  assert.equal(widget.errorText({ code: "message_too_long", max_chars: 8000 }), "That message is too long (at most 8000 characters).");
+  assert.equal(widget.errorText({ code: "confirmation_pending" }), "Confirm or reject the pending change first.");
+  assert.equal(widget.errorText({ code: "embed_token_required", message: "Needs a token." }), "Needs a token.");
+  assert.equal(widget.errorText({}), "Something went wrong.");
+});
+
+test("a socket closed for a configuration problem does not reconnect forever", () => {
+  assert.deepEqual(widget.closeMeaning(1011), { retry: false, message: "The assistant is unavailable right now." });
+  assert.equal(widget.closeMeaning(4403).retry, false);
+  assert.equal(widget.closeMeaning(4401).retry, false);
+  assert.equal(widget.closeMeaning(1006).retry, true);
+});
+
+test("a card's state follows its decision", () => {
+  assert.equal(widget.decisionText({ status: "pending", approver: "client" }), "Needs your confirmation.");
+  assert.equal(widget.decisionText({ status: "pending", approver: "staff" }), "Waiting for a staff approval.");
+  const approved = widget.decisionText({ status: "approved", decided_by: "staff", decided_at: "2026-01-01T10:05:00Z" }, "en-GB");
+  assert.match(approved, /^Approved by staff at \d\d:\d\d\.$/);
+  assert.equal(widget.decisionText({ status: "expired" }), "Expired without a decision.");
+  assert.equal(widget.decisionText({ status: "rejected", decided_by: "you" }), "Rejected by you.");
+});
