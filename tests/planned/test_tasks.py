@@ -9,6 +9,7 @@ from chatomon.chat.pipeline import AtomConfig
 from chatomon.chat.store import MemoryStore
 from chatomon.chat.tools.toolset import Toolset
 from chatomon.data.fixtures import toy_registry
+from chatomon.errors import ProviderError
 from chatomon.planned import (
     PlannedNucleus,
     PlannedScope,
@@ -219,3 +220,21 @@ async def test_iter_planned_read_events_ends_in_one_stable_error() -> None:
             "message": "I could not resolve the required application data.",
         }
     ]
+
+
+async def test_a_failing_executor_role_gives_way_to_the_stronger_one() -> None:
+    store = MemoryStore()
+    chat = planned_service(
+        roles(
+            planner=ScriptedProvider([[plan(task("p", "Which parts exist?", manager="part"))]]),
+            executor=ScriptedProvider([[ProviderError("the server is down", provider="scripted")]]),
+            complex_executor=ScriptedProvider([[tool_call("query", {"manager": "PartManager"})]]),
+            synthesizer=ScriptedProvider([["Bolt, Bearing and Gear."]]),
+        ),
+        store=store,
+    )
+    events = await collect(chat.run_turn(USER, "Which parts exist?"))
+    assert events[-1]["coverage"]["status"] == "complete"
+    turn = await store.get_turn(events[-1]["turn_id"])
+    assert turn is not None and turn.report is not None
+    assert turn.report["planned"]["tasks"][0]["role"] == "complex_executor"

@@ -15,11 +15,13 @@ executor).
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from chatomon.chat.events import ToolCallStarted, ToolResult
+from chatomon.errors import ProviderError
 from chatomon.nucleus import StepTiming
 from chatomon.planned.calculations import CalculationError, CalculationOperand, calculate_evidence
 from chatomon.planned.evidence import (
@@ -38,6 +40,8 @@ from chatomon.providers.base import Message, ToolCall, ToolDefinition
 from chatomon.schemas import PlannedEvidence
 
 __all__ = ["TaskRunner"]
+
+logger = logging.getLogger(__name__)
 
 EVIDENCE_KINDS: Mapping[str, EvidenceKind] = {
     "search_managers": "schema",
@@ -164,7 +168,10 @@ class TaskRunner:
             state.rounds += 1
             try:
                 result = await execution.provider_round(role, messages, tools)
-            except InvalidProviderRoundError:
+            except (InvalidProviderRoundError, ProviderError) as error:
+                # This role could not do it: the next attempt's role may (a timeout is the
+                # deadline's, and ends the task in the scheduler).
+                logger.info("planned task %s: %s failed: %s", state.task.id, role, error)
                 return False
             call = result.tool_call
             if call is None:
