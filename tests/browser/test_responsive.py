@@ -48,8 +48,30 @@ def overflow(page: Any) -> dict[str, Any]:
     )
 
 
+def compare_on_phone(phone: Any) -> dict[str, Any]:
+    """Open the compare view of the two latest turns; the page's overflow, then the tables'.
+
+    At 390 px the comparison reads without sideways scrolling: its tables fit the screen
+    (long names wrap), and only the raw reports' line diff scrolls inside its own box.
+    """
+    phone.goto("/console/turns/")
+    for box in phone.locator("#cc-turn-results tbody tr").get_by_role("checkbox").all()[:2]:
+        box.check()
+    phone.get_by_role("button", name="Compare the two selected turns").click()
+    expect(phone.get_by_role("heading", level=1)).to_have_text("Compare turns")
+    screenshot(phone, "phone-turn-compare")
+    tables = phone.evaluate(
+        """() => [...document.querySelectorAll("table.cc-compare, table.cc-compare-steps")]
+            .map(t => ({table: t.className, width: t.scrollWidth,
+                        box: t.parentElement.clientWidth}))"""
+    )
+    assert len(tables) == 2 and all(t["width"] <= t["box"] for t in tables), tables
+    return overflow(phone)
+
+
 def test_no_screen_scrolls_sideways_at_390_px(new_page, phone) -> None:
-    chat_once(new_page)  # a turn and its audit events, so the lists have rows
+    chat_once(new_page)  # turns and their audit events, so the lists have rows
+    chat_once(new_page)  # a second turn, to compare with the first
     log_in(phone, STAFF, "/console/")
     measured = {}
     for name, path in SCREENS.items():
@@ -62,5 +84,6 @@ def test_no_screen_scrolls_sideways_at_390_px(new_page, phone) -> None:
     expect(phone.get_by_role("heading", level=1)).to_contain_text("Turn")
     measured["turn page"] = overflow(phone)
     screenshot(phone, "phone-turn-detail")
+    measured["compare"] = compare_on_phone(phone)
     wide = {name: m for name, m in measured.items() if m["scroll"] > m["inner"]}
     assert not wide, wide
