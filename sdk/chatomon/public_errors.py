@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Literal, get_args
 
 from chatomon.errors import ProviderError
 
@@ -31,6 +32,7 @@ __all__ = [
     "GENERIC_PUBLIC_ERROR",
     "PLANNED_PUBLIC_MESSAGES",
     "PLANNED_REASONS",
+    "PlannedReason",
     "PublicChatError",
     "planned_public_error",
     "public_chat_error",
@@ -40,7 +42,7 @@ GENERIC_ERROR_CODE = "chat_error"
 GENERIC_ERROR_MESSAGE = "Something went wrong. Please try again."
 """The message of `chat_error`: says nothing about what failed."""
 
-PLANNED_REASONS = (
+PlannedReason = Literal[
     "invalid_plan",
     "manager_unresolved",
     "dependency_blocked",
@@ -48,7 +50,10 @@ PLANNED_REASONS = (
     "deadline_exceeded",
     "provider_failed",
     "synthesis_failed",
-)
+]
+"""A stable planned terminal reason (the reference's `TerminalReason`)."""
+
+PLANNED_REASONS: tuple[str, ...] = get_args(PlannedReason)
 """The seed's stable planned terminal reasons, the only ones `planned_public_error` takes."""
 
 PLANNED_PUBLIC_MESSAGES: Mapping[str, str] = MappingProxyType(

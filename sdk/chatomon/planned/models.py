@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
+from chatomon.public_errors import PlannedReason
 from chatomon.schemas import PlannedTaskStatus
 
 __all__ = [
@@ -29,15 +30,7 @@ __all__ = [
 TaskStatus = PlannedTaskStatus
 """The status of one task: pending, running, resolved, blocked, budget_exhausted."""
 
-TerminalReason = Literal[
-    "invalid_plan",
-    "manager_unresolved",
-    "dependency_blocked",
-    "budget_exhausted",
-    "deadline_exceeded",
-    "provider_failed",
-    "synthesis_failed",
-]
+TerminalReason = PlannedReason
 """The stable reason a planned turn, or one of its tasks, ended without evidence."""
 
 RequirementKind = Literal["schema", "path", "query", "calculation"]
