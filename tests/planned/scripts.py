@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -90,8 +89,7 @@ def roles(
 
 def planned_turns(providers: Mapping[str, Any], **settings: Any) -> PlannedTurns:
     """PlannedTurns over `providers` with the defaults, `settings` overriding them."""
-    base = get_planned_chat_settings({"planned": {"enabled": True}})
-    chosen = dataclasses.replace(base, **settings) if settings else base
+    chosen = get_planned_chat_settings({"planned": {**settings, "enabled": True}})
     assert set(providers) == set(REQUIRED_ROLES)
     return PlannedTurns(providers, settings=chosen)
 

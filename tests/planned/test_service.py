@@ -231,6 +231,7 @@ async def test_the_round_budget_is_enforced() -> None:
     chat = planned_service(
         roles(planner=ScriptedProvider([[plan(STEEL_PARTS)]]), executor=looping, fallback=looping),
         max_rounds=3,
+        max_rounds_per_root=3,
     )
     events = await collect(chat.run_turn(USER, "Which parts are made of steel?"))
     assert events[-1]["code"] == "budget_exhausted"

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from chatomon import Atom, Verdict, orbital
 from chatomon.chat.pipeline import AtomConfig
 from chatomon.chat.store import MemoryStore
 from chatomon.chat.tools.toolset import Toolset
 from chatomon.data.fixtures import toy_registry
-from chatomon.errors import ProviderError
+from chatomon.errors import ChatConfigurationError, ProviderError
 from chatomon.planned import (
     PlannedNucleus,
     PlannedScope,
+    PlannedTurns,
     iter_planned_read_events,
     prepare_planned_turn,
 )
@@ -238,3 +241,13 @@ async def test_a_failing_executor_role_gives_way_to_the_stronger_one() -> None:
     turn = await store.get_turn(events[-1]["turn_id"])
     assert turn is not None and turn.report is not None
     assert turn.report["planned"]["tasks"][0]["role"] == "complex_executor"
+
+
+def test_with_provider_validates_its_settings() -> None:
+    planned = PlannedTurns.with_provider(ScriptedProvider([]), max_concurrent_tasks=2)
+    assert planned.settings.max_concurrent_tasks == 2
+    assert len({id(p) for p in planned.providers.values()}) == 1
+    with pytest.raises(ChatConfigurationError, match="max_concurrent_tasks"):
+        PlannedTurns.with_provider(ScriptedProvider([]), max_concurrent_tasks=0)
+    with pytest.raises(ChatConfigurationError, match="max_concurent_tasks"):
+        PlannedTurns.with_provider(ScriptedProvider([]), max_concurent_tasks=2)

@@ -23,7 +23,6 @@ atom = Atom("planned", PlannedNucleus(planned, Toolset(toy_registry())))
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -91,14 +90,15 @@ class PlannedTurns:
 
     @classmethod
     def with_provider(cls, provider: Any, **settings: Any) -> PlannedTurns:
-        """Every role on one provider; `settings` override the planned defaults.
+        """Every role on one provider; `settings` are keys of the `planned` settings section.
 
         Example:
             `PlannedTurns.with_provider(provider, max_concurrent_tasks=2)`
+
+        Raises:
+            ChatConfigurationError: An unknown key, or a value out of range.
         """
-        planned = get_planned_chat_settings({"planned": {"enabled": True}})
-        if settings:
-            planned = dataclasses.replace(planned, **settings)
+        planned = get_planned_chat_settings({"planned": {**settings, "enabled": True}})
         return cls(dict.fromkeys(REQUIRED_ROLES, provider), settings=planned)
 
     @classmethod
