@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Context, Decimal
 from typing import Any
 
+from chatomon.data import hints
 from chatomon.data.errors import DataError, did_you_mean
 from chatomon.data.query import MAX_DEPTH, Condition, Hop, parse_filters
 from chatomon.data.schema import FieldSchema, ManagerSchema, SchemaIndex
@@ -121,11 +122,11 @@ def _group_key(index: SchemaIndex, schema: ManagerSchema, key: Any) -> GroupKey:
     name = parts[-1]
     if name not in current.fields:
         members = [*current.fields, *current.relations]
-        hint = (
-            " (group by one of its fields, e.g. " + f"'{key}__name')"
-            if name in current.relations
-            else ""
-        )
+        hint = ""
+        if name in current.relations:
+            target = index.managers[current.relations[name].target]
+            label = hints.label_field(target) or next(iter(target.fields))
+            hint = f" (group by one of {target.name}'s fields: '{key}__{label}')"
         raise DataError(
             f"group_by {key!r}: {current.name} has no field {name!r}"
             f"{did_you_mean(name, current.fields)}{hint}",

@@ -10,14 +10,23 @@ Filters are `field__lookup` keys (`name__icontains`), through relations with
 related id (`material`, `material__in`, `material__isnull`). Fields are names, or objects
 selecting a relation's fields (`{"material": ["name", "density"]}`), nested up to
 `MAX_DEPTH` relations; a relation named alone selects the related object's fields.
+
+An exact match on a text field ignores case (`{"name": "cobalt"}` finds Cobalt, as
+`name__iexact` does): people and models write names in any case, and an empty result
+from a case difference reads as a confident "no". `in`, `contains` and `startswith` keep
+their case; the query tool's empty results point to `__icontains`. Errors say what would
+work: the nearest valid names and a filter to copy (`chatomon.data.hints`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from chatomon._suggest import closest
+from chatomon.data import hints
 from chatomon.data.coercion import coerce_filter_value
 from chatomon.data.errors import DataError, did_you_mean
 from chatomon.data.fields import RELATION_LOOKUPS
@@ -130,12 +139,48 @@ def _filter_names(schema: ManagerSchema) -> list[str]:
     return ["id", *(name for name in schema.filters if name != "id")]
 
 
-def _unknown_filter(schema: ManagerSchema, key: str, name: str) -> DataError:
+def _unknown_filter(
+    index: SchemaIndex, schema: ManagerSchema, key: str, position: int, raw: Any
+) -> DataError:
+    """unknown_filter for the key part at `position`: the nearest names, a filter to copy."""
+    parts = key.split("__")
+    prefix = "".join(f"{part}__" for part in parts[:position])
+    name, rest = parts[position], parts[position + 1 :]
     names = _filter_names(schema)
+    suffix = "".join(f"__{part}" for part in rest)
+    hint = f"; filterable: {hints.listing(names)}"
+    near = closest(name, names)
+    elsewhere = hints.field_elsewhere(index, schema, name) if near is None else None
+    if near is not None and near in schema.relations and not isinstance(raw, int | bool):
+        target = schema.relations[near].target
+        label = hints.label_field(index.managers[target])
+        if label is not None:
+            wanted = suffix if rest and rest[-1] not in RELATION_LOOKUPS else ""
+            shown = hints.example(f"{prefix}{near}__{label}{wanted}", raw)
+            hint = f"; did you mean {near!r}, the relation to {target}? e.g. {shown}"
+    elif near is not None:
+        hint = f"; did you mean {near!r}? e.g. {hints.example(f'{prefix}{near}{suffix}', raw)}"
+    elif elsewhere is not None:
+        relation, target, field = elsewhere
+        shown = hints.example(f"{prefix}{relation}__{field}{suffix}", raw)
+        hint = f"; {field} is a field of {target}, through {relation}: {shown}"
     return DataError(
-        f"{key}: {schema.name} cannot be filtered by {name!r}{did_you_mean(name, names)}",
+        f"{key}: {schema.name} cannot be filtered by {name!r}{hint}",
         code="unknown_filter",
         allowed=names,
+    )
+
+
+def _unknown_lookup(
+    key: str, prefix: str, schema: ManagerSchema, spec: FieldSchema, *, lookup: str, raw: Any
+) -> DataError:
+    better = hints.lookup_alias(lookup, spec.lookups)
+    shown = hints.example(f"{prefix}{spec.name}__{better}", raw) if better else ""
+    return DataError(
+        f"{key}: {schema.name}.{spec.name} ({spec.type}) allows the lookups "
+        f"{', '.join(spec.lookups)}{f'; use {better}, e.g. {shown}' if better else ''}",
+        code="unknown_filter",
+        allowed=spec.lookups,
     )
 
 
@@ -147,6 +192,7 @@ def _parse_condition(index: SchemaIndex, schema: ManagerSchema, key: str, raw: A
     while True:
         name = parts[position]
         rest = parts[position + 1 :]
+        prefix = "".join(f"{part}__" for part in parts[:position])
         if name in current.relations and name in current.filters:
             relation = current.relations[name]
             hops.append(Hop(relation, index.managers[relation.target]))
@@ -157,23 +203,32 @@ def _parse_condition(index: SchemaIndex, schema: ManagerSchema, key: str, raw: A
             current = hops[-1].target
             if not rest or (len(rest) == 1 and rest[0] in RELATION_LOOKUPS):
                 lookup = rest[0] if rest else "exact"
-                return _condition(
-                    key, tuple(hops), current.fields["id"], lookup=lookup, raw=raw, on_relation=True
-                )
+                return _relation_condition(index, key, prefix, tuple(hops), lookup=lookup, raw=raw)
             position += 1
             continue
         if name in current.fields and (name == "id" or name in current.filters):
             spec = current.fields[name]
             lookup = rest[0] if len(rest) == 1 else "exact"
             if len(rest) > 1 or lookup not in spec.lookups:
-                raise DataError(
-                    f"{key}: {current.name}.{name} allows the lookups "
-                    f"{', '.join(spec.lookups)}{did_you_mean(lookup, spec.lookups)}",
-                    code="unknown_filter",
-                    allowed=spec.lookups,
-                )
+                raise _unknown_lookup(key, prefix, current, spec, lookup="__".join(rest), raw=raw)
             return _condition(key, tuple(hops), spec, lookup=lookup, raw=raw, on_relation=False)
-        raise _unknown_filter(current, key, name)
+        raise _unknown_filter(index, current, key, position, raw)
+
+
+def _relation_condition(
+    index: SchemaIndex, key: str, prefix: str, hops: tuple[Hop, ...], *, lookup: str, raw: Any
+) -> Condition:
+    """A condition on a relation itself (it compares ids); a name instead says what to write."""
+    try:
+        return _condition(key, hops, hops[-1].target.fields["id"], lookup=lookup, raw=raw,
+                          on_relation=True)  # fmt: skip
+    except DataError as error:
+        if lookup == "isnull":
+            raise
+        relation = hops[-1].relation
+        hint = hints.relation_value_hint(index, prefix, relation.name, relation.target, raw)
+        shown = hint if key == f"{prefix}{relation.name}" else f"{key}: {hint}"
+        raise DataError(shown, code="invalid_value") from error
 
 
 def _condition(
@@ -194,6 +249,10 @@ def _condition(
             code="invalid_value",
         )
     value = coerce_filter_value(spec, lookup, raw, key)
+    if lookup == "exact" and spec.type == "string" and spec.name != "id" and not on_relation:
+        # A person asking for "cobalt" means Cobalt: an exact text match ignores case, so a
+        # model that writes the user's spelling does not get an empty answer it trusts.
+        lookup = "iexact"
     return Condition(key, hops, spec, lookup, value, on_relation)
 
 
@@ -208,7 +267,7 @@ def parse_filters(index: SchemaIndex, schema: ManagerSchema, filters: Any) -> tu
     conditions = []
     for key, raw in filters.items():
         if not isinstance(key, str) or not key or "" in key.split("__"):
-            raise _unknown_filter(schema, str(key), str(key))
+            raise _unknown_filter(index, schema, str(key), 0, raw)
         conditions.append(_parse_condition(index, schema, key, raw))
     return tuple(conditions)
 
@@ -258,13 +317,20 @@ def _select_name(
     elif name in schema.relations:
         _select_relation(index, schema, name, sub=None, depth=depth, nested=nested)
     else:
-        raise _unknown_member(schema, name)
+        raise _unknown_member(index, schema, name)
 
 
-def _unknown_member(schema: ManagerSchema, name: str) -> DataError:
+def _unknown_member(index: SchemaIndex, schema: ManagerSchema, name: str) -> DataError:
     members = [*schema.fields, *schema.relations]
+    hint = did_you_mean(name, members)
+    elsewhere = hints.field_elsewhere(index, schema, name) if not hint else None
+    if elsewhere is not None:
+        relation, target, field = elsewhere
+        hint = f"; {field} is a field of {target}: select {json.dumps({relation: [field]})}"
+    elif not hint:
+        hint = f"; its fields and relations: {hints.listing(members)}"
     return DataError(
-        f"{schema.name} has no field or relation {name!r}{did_you_mean(name, members)}",
+        f"{schema.name} has no field or relation {name!r}{hint}",
         code="unknown_field",
         allowed=members,
     )

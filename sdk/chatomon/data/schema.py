@@ -217,8 +217,13 @@ class SchemaIndex:
         shown = name if isinstance(name, str) else repr(name)
         # Manager names share their "Manager" ending, so only a near miss is a suggestion.
         hint = did_you_mean(shown, self.managers, cutoff=0.8) if isinstance(name, str) else ""
+        if not hint and isinstance(name, str):
+            # "Parts" or "part_cost": the word index knows what the model was after.
+            nearest = [schema.name for schema in self.search_index.search(name, 3)]
+            if nearest:
+                hint = f"; the nearest: {', '.join(nearest)}"
         raise DataError(
-            f"there is no manager {shown!r}{hint or '; use search_managers to find one'}",
+            f"there is no manager {shown!r}{hint}; search_managers finds managers by words",
             code="unknown_manager",
             allowed=self.names if len(self.managers) <= 30 else (),
         )

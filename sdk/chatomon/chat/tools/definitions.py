@@ -5,6 +5,11 @@ model needs to call the tool right. The schemas are closed (`additionalPropertie
 and use no `$ref`, `oneOf`, `anyOf` or `allOf`, so every provider accepts them; the one
 place that takes two shapes (a fields entry: a name or `{relation: [fields]}`) leaves its
 items untyped and says so in the description.
+
+They give no sample values (no manager, field or search words): small models copy a
+sample into their calls ("e.g. PartManager" became the manager of unrelated questions),
+so the descriptions say where a value comes from instead, and point to search_managers
+whenever the manager's exact name is not known.
 """
 
 from __future__ import annotations
@@ -31,13 +36,16 @@ __all__ = [
     "search_managers_definition",
 ]
 
-_MANAGER = {"type": "string", "description": "Manager name, e.g. PartManager."}
+_MANAGER = {
+    "type": "string",
+    "description": "Exact name from search_managers.",
+}
 _FILTERS = {
     "type": "object",
     "description": (
-        "{field__lookup: value}; lookups exact (default), iexact, contains, icontains, "
-        "startswith, in [..], gt, gte, lt, lte, range [low, high], isnull bool. "
-        "Through relations: relation__field__lookup."
+        "{field__lookup: value}; lookups exact (default, ignores case), icontains, contains, "
+        "startswith, in [..], gt, gte, lt, lte, range [low, high], isnull bool. Related "
+        "fields: relation__field__lookup (a relation alone compares ids)."
     ),
 }
 
@@ -56,11 +64,12 @@ def search_managers_definition() -> ToolDefinition:
     return ToolDefinition(
         name="search_managers",
         description=(
-            "Find the managers (data sets) for a question. Returns up to 10 with their "
-            "fields and relations. Start here."
+            "Find the managers (data sets) a question is about: their exact names, fields "
+            "and relations, up to 10. Call it first whenever you do not know the exact "
+            "manager name."
         ),
         parameters=_object(
-            {"query": {"type": "string", "description": "Words about the data, e.g. 'part cost'."}},
+            {"query": {"type": "string", "description": "Words from the user's question."}},
             ["query"],
         ),
     )
@@ -81,9 +90,8 @@ def find_path_definition() -> ToolDefinition:
     return ToolDefinition(
         name="find_path",
         description=(
-            "Relation path between two managers, e.g. ['parts', 'material'], to use as a "
-            "filter or fields prefix (parts__material__name). [] for the same manager, null "
-            "when unrelated."
+            "Relation path between two managers: relation names to join with __ into a "
+            "filter or fields prefix. [] for the same manager, null when unrelated."
         ),
         parameters=_object(
             {"from_manager": _MANAGER, "to_manager": _MANAGER}, ["from_manager", "to_manager"]
@@ -137,8 +145,8 @@ def aggregate_definition() -> ToolDefinition:
         name="aggregate",
         description=(
             "Count, sum, avg, min, max computed by the database, optionally per group. "
-            "Returns {groups: [{group: {key: value}, values: {count: 3, sum_unit_cost: "
-            "'12.50'}}], has_more}; decimals are strings."
+            "Returns {groups: [{group: {key: value}, values: {count, <op>_<field>}}], "
+            "has_more}; decimals are strings."
         ),
         parameters=_object(
             {
@@ -146,7 +154,7 @@ def aggregate_definition() -> ToolDefinition:
                 "filters": _FILTERS,
                 "group_by": {
                     "type": "array",
-                    "description": "Fields, also across to-one relations (material__name).",
+                    "description": "Fields, also across to-one relations (relation__field).",
                     "items": {"type": "string"},
                 },
                 "metrics": {

@@ -1,0 +1,139 @@
+"""What a tool error says would work: the nearest valid names and a filter to copy.
+
+A model that reads only "PartManager cannot be filtered by 'material'" tends to send the
+same call again, or to pass the error text on to the user. So the read errors of the data
+layer name the valid fields and lookups nearest to what was asked (through
+`chatomon._suggest`, the one "did you mean" of chatomon) and give an example filter built
+from the manager's own names and the value the model sent:
+
+- `{"material": "Steel"}`, where material is a relation (it compares ids): filter on a
+  field of MaterialManager: `{"material__name": "Steel"}`;
+- `{"density__gt": 5}` on parts, where density is a field of the related material:
+  `{"material__density__gt": 5}`;
+- `{"name__like": "bolt"}`: `{"name__icontains": "bolt"}`.
+
+Nothing here reads data; every name comes from the schema index, so no hint can name a
+manager or field the assistant may not see.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from chatomon._suggest import closest
+from chatomon.data.schema import ManagerSchema, SchemaIndex
+
+__all__ = [
+    "LOOKUP_ALIASES",
+    "example",
+    "field_elsewhere",
+    "label_field",
+    "listing",
+    "lookup_alias",
+    "relation_value_hint",
+]
+
+LOOKUP_ALIASES = {
+    "like": "icontains",
+    "ilike": "icontains",
+    "has": "icontains",
+    "includes": "icontains",
+    "include": "icontains",
+    "search": "icontains",
+    "match": "icontains",
+    "regex": "icontains",
+    "iregex": "icontains",
+    "endswith": "icontains",
+    "iendswith": "icontains",
+    "istartswith": "icontains",
+    "eq": "exact",
+    "equals": "exact",
+    "is": "exact",
+    "ge": "gte",
+    "le": "lte",
+    "between": "range",
+    "null": "isnull",
+    "isempty": "isnull",
+}
+"""Lookups of other query languages, and the chatomon lookup that does what they mean."""
+
+_LABELS = ("name", "title", "label", "number", "code", "email", "username")
+"""Field names that usually hold what people call an object by, in order of preference."""
+
+_LISTED = 12
+"""The most names a message lists (the error's `allowed` carries them all)."""
+
+
+def label_field(schema: ManagerSchema) -> str | None:
+    """The text field people name `schema`'s objects by (name, title, ...), or None."""
+    strings = [name for name, spec in schema.fields.items() if spec.type == "string"]
+    for preferred in _LABELS:
+        if preferred in strings:
+            return preferred
+    return strings[0] if strings else None
+
+
+def example(key: str, value: Any) -> str:
+    """A one-entry filter object as JSON, with a value that is short enough to read."""
+    if isinstance(value, str) and len(value) > 40:
+        value = value[:40]
+    elif not isinstance(value, str | int | float | bool | list) or value is None:
+        value = "..."
+    return json.dumps({key: value}, ensure_ascii=False)
+
+
+def listing(names: Iterable[str]) -> str:
+    """`names` joined for a message, cut after a dozen (the error's `allowed` has them all)."""
+    shown = list(names)
+    if len(shown) <= _LISTED:
+        return ", ".join(shown)
+    return ", ".join(shown[:_LISTED]) + f", ... ({len(shown) - _LISTED} more)"
+
+
+def lookup_alias(lookup: str, allowed: Sequence[str]) -> str | None:
+    """The allowed lookup nearest to `lookup`: its alias (`like` → icontains) or a near miss."""
+    alias = LOOKUP_ALIASES.get(lookup.lower())
+    if alias is not None and alias in allowed:
+        return alias
+    if lookup.lower() in allowed:
+        return lookup.lower()
+    return closest(lookup, allowed)
+
+
+def relation_value_hint(
+    index: SchemaIndex, prefix: str, relation: str, target: str, value: Any
+) -> str:
+    """How to filter a relation by a value that is not an id.
+
+    `prefix` is the key up to the relation (`parts__` for `parts__material`).
+    """
+    schema = index.managers[target]
+    label = label_field(schema)
+    if label is None:
+        return f"{prefix}{relation} compares {target} ids; filter on one of its fields instead"
+    shown = value[0] if isinstance(value, list) and value else value
+    return (
+        f"{prefix}{relation} is a relation and compares {target} ids; "
+        f"filter on a field of {target}: {example(f'{prefix}{relation}__{label}', shown)}"
+    )
+
+
+def field_elsewhere(
+    index: SchemaIndex, schema: ManagerSchema, name: str
+) -> tuple[str, str, str] | None:
+    """(relation, target, field): a filterable field `name` (or close to it) of a related manager.
+
+    A model that asks parts for `density` means the density of their material.
+    """
+    for exact_only in (True, False):
+        for relation in schema.relations.values():
+            target = index.managers[relation.target]
+            known = [n for n in target.filters if n != "id" and n not in target.relations]
+            if name in known:
+                return relation.name, relation.target, name
+            found = None if exact_only else closest(name, known, cutoff=0.8)
+            if found is not None:
+                return relation.name, relation.target, found
+    return None

@@ -1,0 +1,195 @@
+"""Tool errors say what would work, and text filters forgive case: on both backends.
+
+The mistakes are the ones small models make on the toy data: a relation compared with a
+name, a related manager's field asked of the wrong manager, another query language's
+lookup, a manager named in the plural, a name in the user's spelling.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.data.catalog import BACKENDS, Catalog, open_catalog
+
+
+@pytest.fixture(params=BACKENDS)
+def catalog(request: pytest.FixtureRequest) -> Catalog:
+    return open_catalog(request)
+
+
+def names(result: dict[str, Any]) -> list[str]:
+    assert "data" in result, result
+    return sorted(row["name"] for row in result["data"])
+
+
+def query(catalog: Catalog, manager: str = "PartManager", **args: Any) -> Any:
+    return catalog.call("query", {"manager": manager, **args})
+
+
+def copied_filter(message: str) -> dict[str, Any]:
+    """The filter object a message offers to copy (its last `{...}`)."""
+    start = message.rindex("{")
+    value = json.loads(message[start:])
+    assert isinstance(value, dict)
+    return value
+
+
+def test_a_relation_compared_with_a_name_gives_the_filter_on_its_label(catalog: Catalog) -> None:
+    result = query(catalog, filters={"material": "Steel"})
+    assert result["code"] == "invalid_value"
+    assert "MaterialManager" in result["message"]
+    offered = copied_filter(result["message"])
+    assert offered == {"material__name": "Steel"}
+    assert names(query(catalog, filters=offered)) == ["Bolt"]
+
+
+def test_the_relation_hint_keeps_the_path_through_earlier_relations(catalog: Catalog) -> None:
+    result = query(catalog, "ProjectManager", filters={"parts__material": "Cobalt"})
+    offered = copied_filter(result["message"])
+    assert offered == {"parts__material__name": "Cobalt"}
+    assert names(query(catalog, "ProjectManager", filters=offered)) == ["Apollo"]
+
+
+def test_a_relation_by_id_still_works_and_isnull_errors_stay_as_they_were(
+    catalog: Catalog,
+) -> None:
+    steel = catalog.id_of("MaterialManager", "Steel")
+    assert names(query(catalog, filters={"material": steel})) == ["Bolt"]
+    wrong = query(catalog, filters={"material__isnull": "perhaps"})
+    assert wrong["code"] == "invalid_value"
+    assert "true or false" in wrong["message"]
+
+
+def test_a_misspelled_relation_suggests_it_with_a_filter_on_its_label(catalog: Catalog) -> None:
+    result = query(catalog, "ProjectManager", filters={"part": "Gear"})
+    assert result["code"] == "unknown_filter"
+    assert "did you mean 'parts'" in result["message"]
+    offered = copied_filter(result["message"])
+    assert offered == {"parts__name": "Gear"}
+    assert names(query(catalog, "ProjectManager", filters=offered)) == ["Apollo"]
+
+
+def test_a_misspelled_field_keeps_the_lookup_in_the_example(catalog: Catalog) -> None:
+    result = query(catalog, filters={"nmae__icontains": "bea"})
+    assert result["code"] == "unknown_filter"
+    assert copied_filter(result["message"]) == {"name__icontains": "bea"}
+
+
+def test_a_field_of_a_related_manager_is_offered_through_the_relation(catalog: Catalog) -> None:
+    result = query(catalog, filters={"density__gt": 8})
+    assert result["code"] == "unknown_filter"
+    assert "MaterialManager" in result["message"]
+    offered = copied_filter(result["message"])
+    assert offered == {"material__density__gt": 8}
+    assert names(query(catalog, filters=offered)) == ["Gear"]
+
+
+def test_an_invented_field_lists_what_can_be_filtered(catalog: Catalog) -> None:
+    result = query(catalog, filters={"colour": "red"})
+    assert result["code"] == "unknown_filter"
+    assert "filterable: id, name" in result["message"]
+    assert "name" in result["allowed"]
+
+
+def test_a_lookup_of_another_language_names_the_one_that_does_it(catalog: Catalog) -> None:
+    result = query(catalog, filters={"name__like": "bea"})
+    assert result["code"] == "unknown_filter"
+    assert "use icontains" in result["message"]
+    offered = copied_filter(result["message"])
+    assert offered == {"name__icontains": "bea"}
+    assert names(query(catalog, filters=offered)) == ["Bearing"]
+
+
+def test_selecting_a_related_managers_field_shows_the_nested_selection(catalog: Catalog) -> None:
+    result = query(catalog, fields=["name", "density"])
+    assert result["code"] == "unknown_field"
+    offered = json.loads(result["message"].rsplit("select ", 1)[1])
+    assert offered == {"material": ["density"]}
+    rows = query(catalog, fields=["name", offered], filters={"name": "Gear"})["data"]
+    assert rows[0]["material"]["density"] == pytest.approx(8.9)
+
+
+def test_an_invented_selected_field_lists_the_fields(catalog: Catalog) -> None:
+    result = query(catalog, fields=["colour"])
+    assert result["code"] == "unknown_field"
+    assert "its fields and relations: id, name" in result["message"]
+
+
+def test_an_unknown_manager_names_the_nearest_by_words(catalog: Catalog) -> None:
+    result = query(catalog, "Parts")
+    assert result["code"] == "unknown_manager"
+    assert "the nearest: PartManager" in result["message"]
+    assert "search_managers" in result["message"]
+
+
+def test_a_group_by_relation_names_its_label_field() -> None:
+    from chatomon.chat.tools import Toolset  # noqa: PLC0415 - toy registry only here
+    from chatomon.data.fixtures import toy_registry  # noqa: PLC0415
+
+    toolset = Toolset(toy_registry())
+    result = toolset.call_sync(
+        "aggregate", {"manager": "PartManager", "group_by": ["material"]}, toolset.context()
+    )
+    assert result["code"] == "unknown_field"
+    assert "'material__name'" in result["message"]
+
+
+@pytest.mark.parametrize(
+    ("filters", "expected"),
+    [
+        ({"name": "bolt"}, ["Bolt"]),
+        ({"name__exact": "BEARING"}, ["Bearing"]),
+        ({"material__name": "steel"}, ["Bolt"]),
+        ({"name__in": ["bolt"]}, []),  # in keeps its case
+    ],
+)
+def test_an_exact_text_match_ignores_case(
+    catalog: Catalog, filters: dict[str, Any], expected: list[str]
+) -> None:
+    assert names(query(catalog, filters=filters)) == expected
+
+
+def test_an_exact_match_through_two_relations_ignores_case(catalog: Catalog) -> None:
+    found = query(catalog, "ProjectManager", filters={"parts__material__name": "cobalt"})
+    assert names(found) == ["Apollo"]
+    assert "hint" not in found
+
+
+def test_an_empty_text_read_suggests_icontains_with_a_distinctive_word(catalog: Catalog) -> None:
+    result = query(catalog, "ProjectManager", filters={"name": "Apollo project"})
+    assert result["total_count"] == 0
+    assert "there is none" in result["hint"]
+    offered = copied_filter(result["hint"].split(". If", 1)[1].split("; otherwise")[0])
+    assert offered == {"name__icontains": "Apollo"}
+    assert names(query(catalog, "ProjectManager", filters=offered)) == ["Apollo"]
+
+
+def test_an_empty_read_through_relations_keeps_the_path_in_the_hint(catalog: Catalog) -> None:
+    result = query(catalog, filters={"material__name__contains": "Steel alloy"})
+    assert result["total_count"] == 0
+    assert '{"material__name__icontains": "Steel"}' in result["hint"]
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        {"name": "Bolt"},  # something matched
+        {"unit_cost__gt": 1000},  # nothing matched, but no text filter narrowed it
+        {"name__icontains": "zzz"},  # already the forgiving lookup
+    ],
+)
+def test_no_hint_without_an_empty_text_match(catalog: Catalog, filters: dict[str, Any]) -> None:
+    assert "hint" not in query(catalog, filters=filters)
+
+
+def test_an_empty_aggregate_over_a_text_filter_has_the_hint(catalog: Catalog) -> None:
+    args = {"manager": "PartManager", "filters": {"name__startswith": "Bolts"}}
+    empty = catalog.call("aggregate", args)
+    assert empty["groups"][0]["values"]["count"] == 0
+    assert '{"name__icontains": "Bolts"}' in empty["hint"]
+    counted = catalog.call("aggregate", {**args, "filters": {"name__startswith": "Bo"}})
+    assert counted["groups"][0]["values"]["count"] == 1
+    assert "hint" not in counted
