@@ -12,7 +12,8 @@ from django.urls import reverse
 
 from chatomon.django.models import Turn
 from chatomon.django.persistence.store import DjangoStore
-from chatomon.evals.runner import Environment, ProviderChoice, run_cases_sync, select_cases
+from chatomon.evals.runner import Environment, run_cases_sync
+from chatomon.evals.selection import ProviderChoice, select_cases
 from tests.console.conftest import make_user
 from tests.evals.helpers import dataset
 

@@ -8,14 +8,11 @@ from tests.evals.helpers import case, dataset
 from chatomon.chat.store import MemoryStore
 from chatomon.chat.store.records import Owner
 from chatomon.evals.cases import Dataset
-from chatomon.evals.runner import (
-    EVAL_ACTOR_ID,
+from chatomon.evals.runner import EVAL_ACTOR_ID, Environment, run_case, run_cases
+from chatomon.evals.selection import (
     SCRIPTED,
-    Environment,
     ProviderChoice,
     Selected,
-    run_case,
-    run_cases,
     scripted_provider,
     select_cases,
 )

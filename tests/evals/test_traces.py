@@ -9,7 +9,8 @@ import pytest
 from tests.evals.helpers import dataset, result
 
 from chatomon.evals.cli import main
-from chatomon.evals.runner import Environment, ProviderChoice, run_cases, select_cases
+from chatomon.evals.runner import Environment, run_cases
+from chatomon.evals.selection import ProviderChoice, select_cases
 from chatomon.evals.traces import TraceWriter, format_trace, read_traces
 
 

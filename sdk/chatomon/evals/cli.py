@@ -152,7 +152,8 @@ def _run(args: argparse.Namespace) -> int:
     django.setup()
     from chatomon.django.settings import chat_settings
     from chatomon.evals.report import Progress, format_compare, format_report
-    from chatomon.evals.runner import Environment, run_cases_sync, select_cases
+    from chatomon.evals.runner import Environment, run_cases_sync
+    from chatomon.evals.selection import select_cases
     from chatomon.evals.traces import TraceWriter
 
     settings = chat_settings()
@@ -248,7 +249,7 @@ def _django_store() -> Callable[[], Any]:
 
 def _providers(args: argparse.Namespace, configured: str, config: dict[str, Any]) -> list[Any]:
     """--compare over --provider over the configured provider (with its provider_config)."""
-    from chatomon.evals.runner import SCRIPTED, ProviderChoice
+    from chatomon.evals.selection import SCRIPTED, ProviderChoice
 
     model = {"model": args.model} if args.model else {}
     if args.compare:

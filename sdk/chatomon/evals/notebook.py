@@ -23,14 +23,8 @@ from chatomon.chat.pipeline.service import AtomConfig
 from chatomon.errors import OptionalDependencyError
 from chatomon.evals.cases import LEGACY_DATASETS, load_dataset, load_dataset_file
 from chatomon.evals.report import format_compare, format_report
-from chatomon.evals.runner import (
-    SCRIPTED,
-    CaseResult,
-    Environment,
-    ProviderChoice,
-    run_cases,
-    select_cases,
-)
+from chatomon.evals.runner import CaseResult, Environment, run_cases
+from chatomon.evals.selection import SCRIPTED, ProviderChoice, select_cases
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -8,6 +8,7 @@ read back from the store. The observations go to the judges (`chatomon.evals.jud
 
 ```python
 results = run_cases_sync(selected, ProviderChoice.scripted(), Environment())
+# selected: chatomon.evals.selection.select_cases(...)
 ```
 """
 
@@ -28,101 +29,27 @@ from chatomon.chat.tools.context import ToolSettings
 from chatomon.chat.tools.toolset import Toolset
 from chatomon.data.actor import SimpleActor
 from chatomon.data.registration import ManagerRegistry
-from chatomon.evals.cases import CaseTurn, Dataset, EvalCase
+from chatomon.evals.cases import CaseTurn, EvalCase
 from chatomon.evals.fixtures import FIXTURES
 from chatomon.evals.judges import CaseObservation, TurnObservation, Verdict, judge_case
-from chatomon.providers.registry import build_provider
+from chatomon.evals.selection import (
+    ProviderChoice,
+    Selected,
+)
 from chatomon.providers.testing import ScriptedProvider
 from chatomon.schemas import TokenUsage, TurnReport
 
 __all__ = [
     "EVAL_ACTOR_ID",
-    "SCRIPTED",
     "CaseResult",
     "Environment",
-    "ProviderChoice",
-    "Selected",
     "run_case",
     "run_cases",
     "run_cases_sync",
-    "scripted_provider",
-    "select_cases",
 ]
 
-SCRIPTED = "scripted"
-"""The provider name that plays each case's own scripts (the deterministic CI gate)."""
 EVAL_ACTOR_ID = "chatomon-evals"
 """The user id every eval turn runs as."""
-
-
-@dataclass(frozen=True)
-class Selected:
-    """One case chosen for a run, with the dataset it came from."""
-
-    dataset: str
-    case: EvalCase
-
-
-def select_cases(
-    datasets: Iterable[Dataset], *, tier: int | None = None, tags: Iterable[str] = ()
-) -> list[Selected]:
-    """The datasets' cases in `tier` (None: any) holding every one of `tags`."""
-    required = set(tags)
-    return [
-        Selected(dataset.name, case)
-        for dataset in datasets
-        for case in dataset.cases
-        if (tier is None or case.tier == tier) and required <= set(case.tags)
-    ]
-
-
-@dataclass(frozen=True)
-class ProviderChoice:
-    """A provider under evaluation: its label in reports, and how a case gets it.
-
-    Attributes:
-        label: The column or row name in reports ("scripted", "openai:gpt-4.1-mini", ...).
-        build: Gives the provider for one case: a fresh scripted one, or one shared object.
-        shared: The one provider every case uses (closed when a run ends), or None.
-    """
-
-    label: str
-    build: Callable[[EvalCase], Any]
-    shared: Any = None
-
-    @classmethod
-    def scripted(cls) -> ProviderChoice:
-        """Each case's own scripts, played by a `ScriptedProvider` (no model at all)."""
-        return cls(SCRIPTED, scripted_provider)
-
-    @classmethod
-    def named(cls, name: str, config: dict[str, Any] | None = None) -> ProviderChoice:
-        """The provider a name gives, built once now and shared by every case.
-
-        `name` is a short form (`local`, `openai:gpt-4.1-mini`), a dotted class path, or
-        `scripted` (each case's own scripts); `config` is its configuration.
-        """
-        if name == SCRIPTED:
-            return cls.scripted()
-        provider = build_provider(name, config)
-        return cls(name, lambda _case: provider, provider)
-
-    @classmethod
-    def of(cls, provider: Any, label: str | None = None) -> ProviderChoice:
-        """An already built provider object, shared by every case."""
-        return cls(label or type(provider).__name__, lambda _case: provider, provider)
-
-
-def scripted_provider(case: EvalCase) -> ScriptedProvider:
-    """A provider playing the scripts of every turn of `case`, in order.
-
-    Raises:
-        ValueError: When a turn of the case has no script.
-    """
-    missing = [index for index, turn in enumerate(case.turns) if turn.script is None]
-    if missing:
-        raise ValueError(f"case {case.name!r}: turn {missing[0]} has no script to play")
-    return ScriptedProvider(case.completions())
 
 
 @dataclass(frozen=True)
