@@ -28,6 +28,7 @@ from .snippets import first_words
 __all__ = [
     "PendingView",
     "chat_entries",
+    "confirmation_card",
     "conversations_of",
     "owned_conversation",
     "pending_confirmations",
@@ -36,12 +37,20 @@ __all__ = [
 
 @dataclass(frozen=True)
 class PendingView:
-    """An undecided confirmation of the conversation, its preview redacted."""
+    """A confirmation of the conversation as its card shows it, its preview redacted."""
 
     id: UUID
     mutation: str
     approver: str
     preview: Any
+    conversation_id: UUID
+    status: str = "pending"
+
+    @classmethod
+    def of(cls, row: PendingConfirmation) -> PendingView:
+        """The card of a stored confirmation (its preview through the redaction rule)."""
+        preview = current_redaction().value(row.preview)
+        return cls(row.id, row.mutation, row.approver, preview, row.conversation_id, row.status)
 
 
 def conversations_of(user: Any) -> list[Conversation]:
@@ -79,9 +88,14 @@ def chat_entries(conversation: Conversation) -> list[ConversationItem]:
 
 def pending_confirmations(conversation: Conversation) -> list[PendingView]:
     """The conversation's undecided confirmations, oldest first, previews redacted."""
-    rule = current_redaction()
     pending = PendingConfirmation.objects.filter(conversation=conversation, status="pending")
-    return [
-        PendingView(row.id, row.mutation, row.approver, rule.value(row.preview))
-        for row in pending.order_by("created_at")
-    ]
+    return [PendingView.of(row) for row in pending.order_by("created_at")]
+
+
+def confirmation_card(user: Any, confirmation_id: UUID) -> PendingView | None:
+    """A confirmation of one of the user's own conversations, decided or not; else None."""
+    owner = owner_for(user, None)
+    row = PendingConfirmation.objects.filter(
+        pk=confirmation_id, conversation__owner_kind=owner.kind, conversation__owner_key=owner.key
+    ).first()
+    return None if row is None else PendingView.of(row)

@@ -33,6 +33,7 @@ urlpatterns: list[URLPattern] = [
     path("chat/send/", chat.chat_send, name="chat_send"),
     path("chat/<uuid:conversation_id>/", chat.chat_home, name="chat_conversation"),
     path("chat/confirm/<uuid:confirmation_id>/", chat.chat_confirm, name="chat_confirm"),
+    path("chat/confirmations/<uuid:confirmation_id>/", chat.chat_card, name="chat_confirmation"),
     path("approvals/", approvals.approval_queue, name="approvals"),
     path("approvals/history/", approvals.approval_history, name="approval_history"),
     path(

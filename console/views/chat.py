@@ -2,7 +2,9 @@
 
 Their conversations are their own (owner = the staff user). Sending posts the message;
 console.js asks for ``text/event-stream`` and renders the events as they stream (text,
-tool cards, confirmations), while a plain form post runs the turn and redirects back.
+tool cards), while a plain form post runs the turn and redirects back. A streamed
+confirmation's card is drawn here, as the page draws it (`chat_card`: one preview
+renderer, `chatomon.preview`), and fetched by console.js when the event arrives.
 
 While the `enabled` setting is False chat is off for staff too: the page says so (200, it
 is the console's own page) and sending or confirming runs nothing (503 with that notice).
@@ -22,7 +24,7 @@ from uuid import UUID
 from asgiref.sync import sync_to_async
 from django import forms
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
@@ -37,6 +39,7 @@ from chatomon.public_errors import PLANNED_PUBLIC_MESSAGES
 from ..access import USE_CHAT, staff_view
 from ..chat_history import (
     chat_entries,
+    confirmation_card,
     conversations_of,
     owned_conversation,
     pending_confirmations,
@@ -44,7 +47,7 @@ from ..chat_history import (
 from ..chat_stream import drain
 from ..rendering import render_screen
 
-__all__ = ["chat_confirm", "chat_home", "chat_send"]
+__all__ = ["chat_card", "chat_confirm", "chat_home", "chat_send"]
 
 ERRORS = {
     "rate_limited": "Too many messages right now: try again in a moment.",
@@ -97,6 +100,15 @@ def chat_home(request: HttpRequest, conversation_id: UUID | None = None) -> Http
         return _disabled(request, 200)
     context = _page_context(request.user, conversation_id, request.GET.get("error"))
     return render_screen(request, "chatomon_console/chat.html", context, partial="conversation")
+
+
+@staff_view(USE_CHAT)
+def chat_card(request: HttpRequest, confirmation_id: UUID) -> HttpResponse:
+    """One confirmation of the staff member's own conversation as its card (404 otherwise)."""
+    card = confirmation_card(request.user, confirmation_id)
+    if card is None:
+        raise Http404("no such confirmation in your conversations")
+    return render(request, "chatomon_console/chat_confirmation.html", {"c": card})
 
 
 def _back(conversation_id: str | None, error: str | None) -> HttpResponse:

@@ -88,42 +88,6 @@
     return node;
   }
   function json(value) { return JSON.stringify(value, null, 2); }
-  function text(value) { return typeof value === "string" ? value : JSON.stringify(value); }
-
-  /* A mutation preview as chatomon.preview draws it on the server (parse_preview, preview_html):
-     a Field / Before / After table (before struck through, "(new)" for a created value) under its
-     caption, then whatever else a custom preview holds, as JSON. */
-  function previewTable(preview) {
-    var isObject = preview !== null && typeof preview === "object" && !Array.isArray(preview);
-    var rows = [], known = ["action", "manager"], rest = null;
-    if (isObject && Array.isArray(preview.changes)) {
-      preview.changes.forEach(function (c) { if (c && typeof c === "object") rows.push([String(c.field), true, c.before, c.after]); });
-      known.push("changes");
-    } else if (isObject && preview.values && typeof preview.values === "object" && !Array.isArray(preview.values)) {
-      Object.keys(preview.values).forEach(function (k) { rows.push([k, false, null, preview.values[k]]); });
-      known.push("values");
-    }
-    if (isObject) {
-      if (rows.length) known.push("id");  /* shown in the caption */
-      Object.keys(preview).forEach(function (k) { if (known.indexOf(k) < 0) { rest = rest || {}; rest[k] = preview[k]; } });
-    } else rest = preview;
-    var box = el("div", "cc-scroll"), table = box.appendChild(el("table", "cc-table cc-preview"));
-    var action = String((isObject && preview.action) || "change");
-    table.appendChild(el("caption", null, action.charAt(0).toUpperCase() + action.slice(1) +
-      (isObject && preview.manager != null ? " " + preview.manager : "") + (isObject && preview.id != null ? " #" + preview.id : "")));
-    var head = table.appendChild(el("thead")).appendChild(el("tr"));
-    ["Field", "Before", "After"].forEach(function (h) { head.appendChild(el("th", null, h)).scope = "col"; });
-    var body = table.appendChild(el("tbody"));
-    rows.forEach(function (r) {
-      var tr = body.appendChild(el("tr"));
-      tr.appendChild(el("th", null, r[0])).scope = "row";
-      tr.appendChild(el("td")).appendChild(r[1] ? el("del", null, text(r[2])) : el("span", "cc-muted", "(new)"));
-      tr.appendChild(el("td")).appendChild(el("ins", null, text(r[3])));
-    });
-    if (!rows.length) body.appendChild(el("tr")).appendChild(el("td", null, "No field-level preview.")).colSpan = 3;
-    if (rest !== null && rest !== undefined) box.appendChild(el("pre", "cc-json", json(rest)));
-    return box;
-  }
 
   function Turn(list, composer) {
     this.list = list; this.composer = composer; this.reply = null; this.tools = {};
@@ -165,28 +129,16 @@
       err.setAttribute("role", "alert");
     }
   };
+  /* A confirmation's card is drawn by the server, as the page draws it (one preview renderer,
+     chatomon.preview): a placeholder fetches it through htmx and is replaced by it. */
   Turn.prototype.confirmation = function (event) {
-    var li = el("li", "cc-message cc-message--confirm");
-    var p = li.appendChild(el("p"));
-    p.appendChild(el("strong", null, event.mutation));
-    p.appendChild(document.createTextNode(event.approver === "staff" ? " waits for a staff approval. " : " waits for your confirmation."));
-    if (event.approver === "staff") {
-      var a = p.appendChild(el("a", null, "Open Approvals")); a.href = this.composer.dataset.ccApprovalsUrl;
-    }
-    li.appendChild(previewTable(event.preview));
-    if (event.approver === "client") {
-      var form = li.appendChild(el("form"));
-      form.method = "post";
-      form.action = this.composer.dataset.ccConfirmUrl.replace("00000000-0000-0000-0000-000000000000", event.id);
-      form.setAttribute("data-cc-stream", "");
-      var token = this.composer.querySelector("[name=csrfmiddlewaretoken]").cloneNode();
-      form.appendChild(token);
-      ["approve", "reject"].forEach(function (value) {
-        var b = form.appendChild(el("button", null, value === "approve" ? "Confirm" : "Reject"));
-        b.type = "submit"; b.name = "decision"; b.value = value;
-      });
-    }
+    var li = el("li", "cc-message cc-message--confirm", "Loading the confirmation…");
+    li.id = "cc-confirm-" + event.id;
+    li.setAttribute("hx-get", this.composer.dataset.ccCardUrl.replace("00000000-0000-0000-0000-000000000000", event.id));
+    li.setAttribute("hx-trigger", "load");
+    li.setAttribute("hx-swap", "outerHTML");
     this.add(li);
+    htmx.process(li);
   };
   /* The staff member's own decision is named as the server names them (console/people.py). */
   Turn.prototype.person = function (label) {
