@@ -143,3 +143,12 @@ test("a card's state follows its decision", () => {
   assert.equal(widget.decisionText({ status: "expired" }), "Expired without a decision.");
   assert.equal(widget.decisionText({ status: "rejected", decided_by: "you" }), "Rejected by you.");
 });
+
+test("markdown: underscores inside words stay text", () => {
+  assert.equal(markdown("unit_cost and weight_kg, but _this_ is emphasis"), '<div class="md"><p>unit_cost and weight_kg, but <em>this</em> is emphasis</p></div>');
+});
+
+test("a mutation's result names the change when its call came before a reload", () => {
+  assert.equal(widget.toolLine("mutate", {}, { status: "executed", mutation: "createPart" }), "Made the change createPart");
+  assert.equal(widget.toolLine("mutate", {}, { status: "timed_out", mutation: "createPart" }), "Did not make the change createPart");
+});

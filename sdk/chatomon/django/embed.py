@@ -88,7 +88,7 @@ CLOSE_UNAUTHORIZED = 4401
 MAX_EXPIRES_IN = 24 * 3600
 """The longest lifetime `sign_visitor` gives a token: it is a bearer credential."""
 _SITE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-_ALLOWED_HEADERS = "Authorization, Content-Type, Accept, Last-Event-ID"
+_ALLOWED_HEADERS = "Authorization, Content-Type, Accept, Last-Event-ID, X-CSRFToken"
 
 
 class EmbedSite(BaseModel):

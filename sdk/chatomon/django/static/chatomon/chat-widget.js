@@ -74,7 +74,8 @@
     else if (name === "find_path") line = "Linked " + noun(args.from_manager, 2) + " to " + noun(args.to_manager, 2);
     else if (name === "mutate") {
       const status = result && result.status;
-      line = status === "executed" ? "Made the change " + args.mutation : status === "rejected" ? "Did not make the change " + args.mutation : "Prepared the change " + (args.mutation || "");
+      const mutation = args.mutation || (result && result.mutation) || "";
+      line = status === "executed" ? "Made the change " + mutation : status === "rejected" || status === "timed_out" ? "Did not make the change " + mutation : "Prepared the change " + mutation;
     } else line = (done ? "Used " : "Using ") + name;
     if (failed) line += " (failed)";
     return done || failed ? line : line + "…";
@@ -167,7 +168,8 @@
   }
 
   function inline(doc, parent, text) {
-    const pattern = /(`+)([^`]+?)\1|\*\*([^*]+)\*\*|__([^_]+)__|\*([^*\s][^*]*)\*|_([^_\s][^_]*)_|\[([^\]]+)\]\(([^)\s]+)\)/;
+    // Underscores inside words (unit_cost) are not emphasis.
+    const pattern = /(`+)([^`]+?)\1|\*\*([^*]+)\*\*|(?<![\w])__([^_]+)__(?![\w])|\*([^*\s][^*]*)\*|(?<![\w])_([^_\s][^_]*)_(?![\w])|\[([^\]]+)\]\(([^)\s]+)\)/;
     while (text) {
       const match = pattern.exec(text);
       if (!match) {
@@ -484,7 +486,7 @@ button:disabled{opacity:.55;cursor:not-allowed}
     headers(json) {
       const h = { Accept: json ? "application/json" : "text/event-stream" };
       if (this.token) h.Authorization = "Bearer " + this.token;
-      else h["X-CSRFToken"] = cookie("csrftoken");
+      else if (!json) h["X-CSRFToken"] = cookie("csrftoken");  // POSTs only
       return h;
     }
 
@@ -704,8 +706,9 @@ button:disabled{opacity:.55;cursor:not-allowed}
     }
 
     toolResult(event) {
+      // A call announced before a reload has no card yet: its result makes one.
+      if (!this.tools.has(event.id)) this.toolCall({ id: event.id, name: event.name, args: {} });
       const known = this.tools.get(event.id);
-      if (!known) return;
       known.card.querySelector("summary").textContent = toolLine(event.name, known.args, event.result);
       known.card.append(el("pre", "", JSON.stringify(event.result, null, 2)));
     }
