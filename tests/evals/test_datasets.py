@@ -5,7 +5,7 @@ from collections import Counter
 from importlib import resources
 
 import pytest
-from tests.evals.scripted import failures, judge_scripted, planned_available, run_planned_case
+from tests.evals.scripted import failures, judge_scripted
 
 from chatomon.evals.cases import (
     DATASET_NAMES,
@@ -17,7 +17,6 @@ from chatomon.evals.cases import (
     load_dataset_file,
 )
 from chatomon.evals.fixtures import FIXTURES
-from chatomon.evals.judges import judge_case
 from chatomon.planned.validation import validate_plan
 
 DATASETS = {name: load_dataset(name) for name in DATASET_NAMES}
@@ -138,13 +137,12 @@ def test_a_malformed_copy_names_the_file_case_and_field(tmp_path):
     )
 
 
-@pytest.mark.skipif(not planned_available(), reason="planned turns are not in this tree yet")
 @pytest.mark.parametrize(
     "case",
     DATASETS["planned_orchestration"].cases,
     ids=lambda case: case.name,
 )
 async def test_the_planned_case_passes_every_judge_with_its_role_scripts(case):
-    observation, providers = await run_planned_case(case)
-    assert failures(judge_case(observation)) == []
-    assert {role: p.remaining for role, p in providers.items() if p.remaining} == {}
+    observation, verdicts = await judge_scripted(case)  # every role's script played whole
+    assert failures(verdicts) == []
+    assert len(observation.turns) == len(case.turns)

@@ -269,7 +269,8 @@ class TestScriptedRuns:
         verdicts = {v.judge: v for v in judge_case(observation)}
         assert not verdicts["safety"].passed
         assert "a read-only case called mutate" in verdicts["safety"].reason
-        assert observation.turns[0].confirmations[0]["decision"] is None
+        # The runner rejects a confirmation the case does not expect: evals never write unasked.
+        assert observation.turns[0].confirmations[0]["decision"] == "reject"
 
     async def test_usage_and_rounds_are_observed(self):
         c = load_dataset("basic_queries").case("list_parts")

@@ -32,10 +32,7 @@ from chatomon.data.registration import ManagerRegistry
 from chatomon.evals.cases import CaseTurn, EvalCase
 from chatomon.evals.fixtures import FIXTURES
 from chatomon.evals.judges import CaseObservation, TurnObservation, Verdict, judge_case
-from chatomon.evals.selection import (
-    ProviderChoice,
-    Selected,
-)
+from chatomon.evals.selection import SCRIPTED, ProviderChoice, Selected, scripted_roles
 from chatomon.providers.testing import ScriptedProvider
 from chatomon.schemas import TokenUsage, TurnReport
 
@@ -161,6 +158,11 @@ async def run_case(
     case = selected.case
     try:
         provider = choice.build(case)
+        options = dict(environment.service_options)
+        played = [provider]
+        if choice.label == SCRIPTED and (roles := scripted_roles(case)) is not None:
+            options["planned"] = roles  # a planned case's roles play their own scripts
+            played += list(roles.providers.values())
         service = ChatService(
             store=environment.store(),
             provider=provider,
@@ -168,7 +170,7 @@ async def run_case(
             atom_config=environment.atom_config,
             limits=environment.limits,
             system_prompt=environment.system_prompt,
-            **environment.service_options,
+            **options,
         )
         observation = await _observe(service, case)
     except Exception as error:  # noqa: BLE001 - reported as this case's failure
@@ -181,14 +183,18 @@ async def run_case(
         choice.label,
         judge_case(observation),
         observation,
-        _unplayed(provider) if choice.shared is None else None,
+        _unplayed(played) if choice.shared is None else None,
     )
 
 
-def _unplayed(provider: Any) -> str | None:
+def _unplayed(providers: Iterable[Any]) -> str | None:
     """A case's own script that ran short: the case passed on fewer rounds than written."""
-    remaining = getattr(provider, "remaining", 0)
-    if isinstance(provider, ScriptedProvider) and remaining > 0:
+    remaining = sum(
+        provider.remaining
+        for provider in {id(p): p for p in providers}.values()  # roles may share one
+        if isinstance(provider, ScriptedProvider)
+    )
+    if remaining > 0:
         return f"the script has {remaining} completion(s) the turns never asked for"
     return None
 

@@ -12,10 +12,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatomon.evals.cases import Dataset, EvalCase
+from chatomon.planned import REQUIRED_ROLES, PlannedTurns
 from chatomon.providers.registry import build_provider
 from chatomon.providers.testing import ScriptedProvider
 
-__all__ = ["SCRIPTED", "ProviderChoice", "Selected", "scripted_provider", "select_cases"]
+__all__ = [
+    "SCRIPTED",
+    "ProviderChoice",
+    "Selected",
+    "scripted_provider",
+    "scripted_roles",
+    "select_cases",
+]
 
 SCRIPTED = "scripted"
 """The provider name that plays each case's own scripts (the deterministic CI gate)."""
@@ -82,10 +90,25 @@ class ProviderChoice:
 def scripted_provider(case: EvalCase) -> ScriptedProvider:
     """A provider playing the scripts of every turn of `case`, in order.
 
+    A planned case's roles play their own scripts (`scripted_roles`): its tool loop gets
+    an empty script, which a request the case did not expect fails.
+
     Raises:
-        ValueError: When a turn of the case has no script.
+        ValueError: When a turn of a (not planned) case has no script.
     """
+    if case.planned is not None:
+        return ScriptedProvider([])
     missing = [index for index, turn in enumerate(case.turns) if turn.script is None]
     if missing:
         raise ValueError(f"case {case.name!r}: turn {missing[0]} has no script to play")
     return ScriptedProvider(case.completions())
+
+
+def scripted_roles(case: EvalCase) -> PlannedTurns | None:
+    """The planned turns of a planned case: each role plays its own script (None otherwise)."""
+    if case.planned is None:
+        return None
+    scripts = case.planned
+    return PlannedTurns(
+        {role: ScriptedProvider(scripts.completions(role)) for role in REQUIRED_ROLES}
+    )
