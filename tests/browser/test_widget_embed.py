@@ -10,6 +10,7 @@ conversation again after a reload; the same page without a token is told why it 
 from __future__ import annotations
 
 import http.server
+import os
 import socketserver
 import threading
 from collections.abc import Iterator
@@ -245,3 +246,30 @@ def test_the_length_limit_shows_before_sending(sites, page):
     expect(page.get_by_text("8000 / 8000 characters")).to_be_visible()
     page.keyboard.press("Escape")
     expect(page.get_by_role("button", name="Shop assistant")).to_be_focused()
+
+
+AXE = Path(__file__).resolve().parents[1] / "js" / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def test_axe_finds_no_serious_or_critical_violation_in_the_open_widget(sites, page):
+    if not AXE.exists():
+        if os.environ.get("CHATOMON_REQUIRE_BROWSER"):
+            raise RuntimeError(f"axe-core is required here: run `npm ci --prefix tests/js` ({AXE})")
+        pytest.skip("axe-core is not installed: npm ci --prefix tests/js")
+    server, pages = sites
+    page.goto(pages.show(server.url, sign_visitor("shop", "visitor-4", key=KEY)))
+    dialog = open_widget(page)
+    say(page, 'mutate createPart {"name": "Nut"}')
+    expect(dialog.locator(".chatomon-confirm").last).to_contain_text("needs your confirmation")
+    page.add_script_tag(path=str(AXE))
+    for scheme in ("light", "dark"):
+        page.evaluate(
+            "s => document.querySelector('chatomon-chat').setAttribute('color-scheme', s)", scheme
+        )
+        found = page.evaluate(
+            "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+            ".map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.map(n => n.target)}))"
+        )
+        serious = [v for v in found if v["impact"] in ("serious", "critical")]
+        assert serious == [], (scheme, serious)
+        screenshot(page, f"widget-embed-axe-{scheme}")

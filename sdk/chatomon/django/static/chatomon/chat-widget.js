@@ -284,8 +284,9 @@
 header{display:flex;align-items:center;gap:.5rem}
 h2{font-size:1rem;margin:0;flex:1}
 .chatomon-status{font-size:.85em;color:var(--chatomon-muted);margin:0}
-ol.log{list-style:none;margin:0;padding:0;overflow-y:auto;flex:1;min-height:6rem;max-height:28rem;display:flex;flex-direction:column;gap:.4rem}
-.panel.floating ol.log{max-height:none}
+.log{overflow-y:auto;flex:1;min-height:6rem;max-height:28rem}
+.log ol{list-style:none;margin:0;padding:0;display:flex;flex-direction:column;gap:.4rem}
+.panel.floating .log{max-height:none}
 li{padding:.4rem .6rem;border-radius:.45rem;overflow-wrap:anywhere}
 .chatomon-user{align-self:flex-end;background:var(--chatomon-bubble);white-space:pre-wrap}
 .chatomon-assistant{align-self:flex-start;border:1px solid var(--chatomon-border)}
@@ -424,12 +425,15 @@ button:disabled{opacity:.55;cursor:not-allowed}
       }
       this.status = el("p", "chatomon-status", this.transport === "websocket" ? "connecting…" : "");
       this.status.setAttribute("role", "status");
-      this.log = el("ol", "log");
-      this.log.setAttribute("role", "log");
-      // Streamed chunks are not read out one by one: `announce` speaks each answer once.
-      this.log.setAttribute("aria-live", "off");
-      this.log.setAttribute("aria-label", title);
-      this.log.tabIndex = 0;
+      // A list inside the log (a list element given role=log would not be a list).
+      this.scroller = el("div", "log");
+      this.scroller.setAttribute("role", "log");
+      // Streamed chunks are not read out one by one: `done` announces each answer once.
+      this.scroller.setAttribute("aria-live", "off");
+      this.scroller.setAttribute("aria-label", title);
+      this.scroller.tabIndex = 0;
+      this.log = el("ol");
+      this.scroller.append(this.log);
       this.live = el("div", "sr");
       this.live.setAttribute("aria-live", "polite");
       const greeting = attr("greeting", "");
@@ -449,7 +453,7 @@ button:disabled{opacity:.55;cursor:not-allowed}
       this.send = el("button", "", "Send");
       this.send.type = "submit";
       this.form.append(label, this.input, this.send, this.count);
-      this.panel.append(header, this.status, this.log, this.live, this.form);
+      this.panel.append(header, this.status, this.scroller, this.live, this.form);
       root.append(this.panel);
       this.form.addEventListener("submit", (e) => {
         e.preventDefault();
