@@ -58,11 +58,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     django.setup()
     from chatomon.demo.server import serve  # noqa: PLC0415 - needs Django set up
-    from chatomon.demo.startup import prepare  # noqa: PLC0415
+    from chatomon.demo.startup import check_provider, prepare, start_provider  # noqa: PLC0415
 
     logging.getLogger("chatomon.demo").info("chatomon demo starting")
     prepare()
-    serve(options.host, options.port)
+    # A failed system check was logged with its fix; otherwise the provider itself is
+    # probed and the embedded model warms up while the server starts.
+    problem = start_provider() if check_provider() else "see the warnings above"
+    serve(options.host, options.port, chat_problem=problem)
     return 0
 
 

@@ -35,8 +35,12 @@ def _url(sock: socket.socket) -> str:
     return f"http://{shown}:{port}"
 
 
-def serve(host: str, port: int) -> None:
-    """Serve the demo's ASGI application until interrupted (returns after a clean stop)."""
+def serve(host: str, port: int, *, chat_problem: str | None = None) -> None:
+    """Serve the demo's ASGI application until interrupted (returns after a clean stop).
+
+    With `chat_problem` (why the chat provider cannot answer), the serving line says the
+    console works but chat does not, and why, rather than only "serving".
+    """
     from chatomon.demo.asgi import application  # noqa: PLC0415 - after django.setup()
 
     sock = bind(host, port)
@@ -49,6 +53,8 @@ def serve(host: str, port: int) -> None:
     )
     url = _url(sock)
     logger.info("serving on %s  (console: %s/console/, Ctrl-C stops)", url, url)
+    if chat_problem is not None:
+        logger.warning("the console and data work; chat does not until fixed: %s", chat_problem)
     try:
         uvicorn.Server(config).run(sockets=[sock])
     except KeyboardInterrupt:

@@ -1,7 +1,8 @@
 """What `python -m chatomon.demo` does before serving: migrate, staff account, seed, provider.
 
 Each step logs one clear line (or a few), so a person starting the demo sees where the data
-lives, how to log in and which model answers.
+lives, how to log in and which model answers; when the provider cannot answer, it says why
+and how to fix it; the embedded model starts warming up in the background.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from django.core.management import call_command
 
 from .seed import seed
 from .staff import StaffAccount, ensure_staff_user
+from .warmup import load_model, provider_problem, start_warmup, warm_request
 
-__all__ = ["check_provider", "prepare"]
+__all__ = ["check_provider", "prepare", "start_provider"]
 
 logger = logging.getLogger("chatomon.demo")
 
@@ -36,11 +38,12 @@ def _log_account(account: StaffAccount) -> None:
         )
 
 
-def check_provider() -> None:
+def check_provider() -> bool:
     """Log the provider that will answer, and what is missing for chats, if anything.
 
     What is missing comes from chatomon's system checks (`manage.py check`): the demo logs
-    their errors, with the fix each suggests, instead of refusing to start.
+    their errors, with the fix each suggests, instead of refusing to start. Returns True
+    when no check failed.
     """
     from django.core.checks import run_checks  # noqa: PLC0415 - needs Django set up
 
@@ -48,20 +51,54 @@ def check_provider() -> None:
 
     chosen = chat_settings()
     logger.info("provider: %s", chosen.provider)
-    if chosen.provider == "local":
+    if chosen.provider.partition(":")[0] == "local":
         logger.info(
-            "  the embedded model is tiny and slow: it shows the pipeline, not good answers; "
-            "for those set CHATOMON_PROVIDER (e.g. openai:gpt-4.1-mini with OPENAI_API_KEY)"
+            "  the embedded model runs on this CPU, offline: answers take seconds; for "
+            "faster ones set CHATOMON_PROVIDER (e.g. openai:gpt-4.1-mini with OPENAI_API_KEY)"
         )
+    ready = True
     for message in run_checks(tags=["chatomon"]):
         if message.is_serious():
+            ready = False
             logger.warning(
                 "not ready, chats will fail: [%s] %s (%s)", message.id, message.msg, message.hint
             )
+    return ready
+
+
+def start_provider() -> str | None:
+    """Check the provider can answer and start warming the embedded model.
+
+    Returns what is wrong (also logged as a warning, with its fix), or None.
+    """
+    from chatomon.django.service import chat_service  # noqa: PLC0415 - needs Django set up
+    from chatomon.providers.local import LocalProvider  # noqa: PLC0415
+
+    problem: str | None
+    try:
+        service = chat_service()
+    except Exception as error:  # noqa: BLE001 - any construction failure is the problem
+        problem = f"the chat provider cannot be built: {type(error).__name__}: {error}"
+    else:
+        provider = service.provider
+        problem = provider_problem(provider)
+        if problem is None and isinstance(provider, LocalProvider):
+            try:
+                load_model(provider)
+            except Exception as error:  # noqa: BLE001 - reported as what is wrong
+                problem = f"the local model failed to load: {type(error).__name__}: {error}"
+            else:
+                start_warmup(provider, *warm_request(service))
+    if problem is not None:
+        logger.warning("chat is not available: %s", problem)
+    return problem
 
 
 def prepare() -> StaffAccount:
-    """Migrate the database, create or update the staff user, seed the data set."""
+    """Migrate the database, create or update the staff user, seed the data set.
+
+    The provider is `check_provider`'s and `start_provider`'s, called after this.
+    """
     database = settings.DATABASES["default"]["NAME"]
     call_command("migrate", interactive=False, verbosity=0)
     logger.info("database ready: %s", database)
@@ -69,5 +106,4 @@ def prepare() -> StaffAccount:
     _log_account(account)
     summary = seed(owner=account.user)
     logger.info("demo data: %s", "; ".join(summary.lines()))
-    check_provider()
     return account

@@ -309,19 +309,20 @@ class LocalProvider(BaseLLMProvider):
 
     async def warm(
         self, messages: Sequence[Message] = (), tools: Sequence[ToolDefinition] = ()
-    ) -> None:
+    ) -> int:
         """Load the model now and, given a request, read its prompt into llama.cpp's cache.
 
         The prompt cache keeps the last prompt read: a later request sharing its start
         (the same system prompt and tools, as every first turn of a chat service has)
-        reads only the rest. One token is generated and dropped.
+        reads only the rest. One token is generated and dropped. Returns the number of
+        prompt tokens (0 without messages).
 
         Raises:
             The same errors as `complete`.
         """
         model = await self._loaded_model()
         if not messages:
-            return
+            return 0
         offered = tools if tool_rounds(messages) < self.settings["max_tool_rounds"] else ()
         prompt = self._prompt(messages, tools, offered)
         grammar = model.grammar_for(offered) if offered and self.settings["grammar"] else None
@@ -331,6 +332,7 @@ class LocalProvider(BaseLLMProvider):
                 pass
         finally:
             await stream.aclose()
+        return stream.prompt_tokens
 
     def _prompt(
         self,
