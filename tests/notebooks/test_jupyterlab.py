@@ -1,7 +1,8 @@
 """The ChatWidget in a real JupyterLab 4, driven by Chromium as a data scientist would use it.
 
 A JupyterLab server (the dev extra installs it from PyPI) serves a notebook on loopback; the
-browser runs it, sends with Enter, clicks Approve, saves, and takes a screenshot in the
+browser runs it, writes two lines (Shift+Enter: a new line, the cell is not run again),
+sends with Enter, clicks Approve, saves, and takes a screenshot in the
 light and in the dark theme. In each theme the badges' computed colours are at WCAG AA
 contrast and the tables are left-aligned; the saved notebook holds the conversation as the
 widget's static copy. The screenshots stay in the test's tmp_path (pytest keeps the last
@@ -132,10 +133,17 @@ def test_send_with_enter_approve_by_click_and_save_in_jupyterlab(
             page.wait_for_selector("text=Python 3 (ipykernel) | Idle")
             page.click("text=Run")
             page.click("text=Run All Cells")
-            message = page.locator(".widget-text input").first
+            message = page.locator("textarea.chatomon-message-input").first
             message.fill("hi")
+            message.press("Shift+Enter")  # a new line: neither sent nor the cell run again
+            message.press_sequentially("there")
+            assert message.input_value() == "hi\nthere"
+            assert page.locator(".jp-Notebook .jp-Cell").count() == 1
             message.press("Enter")  # Enter sends
             page.wait_for_selector("text=Hello there.")
+            assert message.input_value() == ""
+            asked = page.locator(".chatomon-view .cm-text").filter(has_text="hi").first
+            assert asked.inner_text() == "hi\nthere"
             message.fill("Rename Steel to Iron")
             message.press("Enter")
             page.wait_for_selector("text=decide below")

@@ -14,9 +14,10 @@ widget.messages[-1]["text"], widget.reports[-1]
 ```
 
 Each turn runs as a task on the kernel's event loop, so the kernel keeps handling clicks
-(Approve, Reject, Stop) while it runs. Enter in the input sends (ipywidgets' one-line
-`Text` reports Enter to the kernel; its `Textarea` reports no keys, so a Shift+Enter new
-line would need front-end code of its own, which this widget does not ship).
+(Approve, Reject, Stop) while it runs. Enter in the input sends and Shift+Enter starts a
+new line, as in the web chat, when anywidget is installed (the box is a small anywidget
+textarea, `chatomon.notebook.message_input`); without it the box is ipywidgets' one-line
+`Text`, where Enter sends.
 
 Displayed, the widget also leaves a static copy in the output (`text/html` and
 `text/plain` beside the widget view): the status, the transcript, a pending confirmation
@@ -49,6 +50,7 @@ from chatomon.notebook.chat_markup import (
 )
 from chatomon.notebook.chat_state import BUSY, ChatState
 from chatomon.notebook.markup import details, view
+from chatomon.notebook.message_input import message_input
 from chatomon.notebook.report_views import report_body_html
 from chatomon.notebook.targets import AtomSession, ServiceSession, session_for
 
@@ -99,7 +101,7 @@ class ChatWidget(ChatState, ipywidgets.VBox):  # type: ignore[misc]
         self._confirm_row = ipywidgets.VBox(
             [self._confirm_text, ipywidgets.HBox([self._approve_button, self._reject_button])]
         )
-        self._input = ipywidgets.Text(placeholder="Message (Enter sends)", layout={"width": "60%"})
+        self._input = message_input(width="60%")
         self._send_button = ipywidgets.Button(description="Send", button_style="primary")
         self._stop_button = ipywidgets.Button(description="Stop", button_style="warning")
         self._report_panel = ipywidgets.HTML()
@@ -117,7 +119,7 @@ class ChatWidget(ChatState, ipywidgets.VBox):  # type: ignore[misc]
         self.flush_interval = flush_interval
         self._expiry_tick: asyncio.TimerHandle | None = None
         self._send_button.on_click(self._on_send_click)
-        # Enter in a Text input sends a "submit" message to its kernel-side widget.
+        # Enter in the box sends a "submit" message to its kernel-side widget.
         self._input.on_msg(self._on_input_msg)
         self._stop_button.on_click(self._on_stop_click)
         self._approve_button.on_click(self._on_approve_click)
