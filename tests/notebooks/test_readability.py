@@ -212,8 +212,10 @@ def test_the_turns_table_leaves_a_static_copy_of_what_it_shows() -> None:
     bundle = table._repr_mimebundle_()
     assert bundle is not None
     assert WIDGET_VIEW in bundle
-    assert "<b>1 turn</b>" in bundle["text/html"] and "chatomon-view" in bundle["text/html"]
-    assert bundle["text/plain"].startswith("1 turn\n") and " b " in bundle["text/plain"]
+    # The filter applied in the widget is named above the copy of what it lets through.
+    caption = "1 of 2 turns · filtered by atom b"
+    assert f"<b>{caption}</b>" in bundle["text/html"] and "chatomon-view" in bundle["text/html"]
+    assert bundle["text/plain"].startswith(f"{caption}\n") and " b " in bundle["text/plain"]
     assert "<style>" not in bundle["text/plain"]
 
 

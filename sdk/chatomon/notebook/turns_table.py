@@ -4,6 +4,11 @@ The filters are traits of the returned `TurnsTable` (and dropdowns and a checkbo
 to them): the final action, the atom, escalated turns only, and an orbital whose verdict
 was not "allow". `TurnsTable.visible` is what the table shows.
 
+Displayed, the table also leaves a static copy in the output (`text/html` and
+`text/plain` beside the widget view), updated in place (IPython display id) whenever a
+filter changes: a notebook saved afterwards, exported by nbconvert or read on GitHub shows
+the turns as they were filtered, with the filters named above the table.
+
 ```python
 from chatomon.notebook import show_turns
 
@@ -66,10 +71,24 @@ def matching_reports(
     ]
 
 
-def turns_html(reports: Sequence[TurnReport]) -> str:
-    """The reports as one table, each followed by its whole report in a closed section."""
+def _caption(count: int, of: int | None, filters: Sequence[str]) -> str:
+    caption = plural(count, "turn") if of is None else f"{count} of {plural(of, 'turn')}"
+    return caption + (f" · filtered by {', '.join(filters)}" if filters else "")
+
+
+def turns_html(
+    reports: Sequence[TurnReport], *, of: int | None = None, filters: Sequence[str] = ()
+) -> str:
+    """The reports as one table, each followed by its whole report in a closed section.
+
+    Args:
+        reports: The reports shown.
+        of: How many reports there are in all, when `reports` is a filtered part of them.
+        filters: The filters applied, in words ("final action blocked"), named above.
+    """
     if not reports:
-        return view('<div class="cm-muted">No turn matches.</div>')
+        named = f" ({escape(_caption(0, of, filters))})" if filters else ""
+        return view(f'<div class="cm-muted">No turn matches{named}.</div>')
     longest = max(report.duration_ms for report in reports)
     rows = [
         [
@@ -88,15 +107,17 @@ def turns_html(reports: Sequence[TurnReport]) -> str:
     sections = "".join(
         details(f"Turn {escape(report.turn_id)}", report_body_html(report)) for report in reports
     )
-    caption = f"<div><b>{plural(len(reports), 'turn')}</b></div>"
+    caption = f"<div><b>{escape(_caption(len(reports), of, filters))}</b></div>"
     return view(caption + table(HEADERS, rows) + sections)
 
 
-def turns_text(reports: Sequence[TurnReport]) -> str:
-    """The reports as a plain-text table: one line per turn."""
+def turns_text(
+    reports: Sequence[TurnReport], *, of: int | None = None, filters: Sequence[str] = ()
+) -> str:
+    """The reports as a plain-text table: one line per turn (`of`, `filters`: as turns_html)."""
     if not reports:
-        return "No turn matches."
-    lines = [plural(len(reports), "turn")]
+        return f"No turn matches ({_caption(0, of, filters)})." if filters else "No turn matches."
+    lines = [_caption(len(reports), of, filters)]
     lines += [
         f"  {report.started_at.isoformat(timespec='seconds')}  {report.atom_name:<16} "
         f"{report.final_action + (' (escalated)' if report.escalated else ''):<24} "
@@ -125,6 +146,7 @@ class TurnsTable(ipywidgets.VBox):  # type: ignore[misc]
     atom_name = Unicode(ANY)
     escalated_only = Bool(False)
     orbital = Unicode(ANY)
+    FILTERS = ("final_action", "atom_name", "escalated_only", "orbital")
 
     def __init__(self, reports: Iterable[TurnReport], **kwargs: Any) -> None:
         self.reports = tuple(reports)
@@ -143,7 +165,8 @@ class TurnsTable(ipywidgets.VBox):  # type: ignore[misc]
         super().__init__(children=[ipywidgets.HBox(list(controls.values())), self._table], **kwargs)
         for name, control in controls.items():
             ipywidgets.link((control, "value"), (self, name))
-        self.observe(self._render, names=["final_action", "atom_name", "escalated_only", "orbital"])
+        self._displays: list[Any] = []  # IPython DisplayHandles of this table's outputs
+        self.observe(self._render, names=list(self.FILTERS))
         self._render()
 
     @property
@@ -157,8 +180,31 @@ class TurnsTable(ipywidgets.VBox):  # type: ignore[misc]
             orbital=self.orbital,
         )
 
+    @property
+    def applied_filters(self) -> list[str]:
+        """The filters in use, in words: ``["final action blocked", "escalated only"]``."""
+        applied = [
+            f"{label} {value}"
+            for label, value in (
+                ("final action", self.final_action),
+                ("atom", self.atom_name),
+                ("orbital", self.orbital),
+            )
+            if value != ANY
+        ]
+        return applied + (["escalated only"] if self.escalated_only else [])
+
     def _render(self, _change: object = None) -> None:
         self._table.value = turns_html(self.visible)
+        self._refresh_static_copies()
+
+    def _static_copy(self) -> dict[str, str]:
+        visible, filters = self.visible, self.applied_filters
+        of = len(self.reports) if filters else None
+        return {
+            "text/html": turns_html(visible, of=of, filters=filters),
+            "text/plain": turns_text(visible, of=of, filters=filters),
+        }
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
         """The widget view, and beside it the table as filtered now (text/html, text/plain).
@@ -168,8 +214,30 @@ class TurnsTable(ipywidgets.VBox):  # type: ignore[misc]
         bundle: dict[str, Any] | None = super()._repr_mimebundle_(**kwargs)
         if bundle is None:  # closed
             return None
-        visible = self.visible
-        return {**bundle, "text/html": turns_html(visible), "text/plain": turns_text(visible)}
+        return {**bundle, **self._static_copy()}
+
+    def _ipython_display_(self) -> None:
+        """Display the table with its static copy, under a display id.
+
+        Whenever a filter changes, the copy is updated in place, so the notebook saved
+        afterwards shows the turns as filtered in the widget.
+        """
+        from IPython.display import display  # noqa: PLC0415 - only inside IPython
+
+        bundle = self._repr_mimebundle_()
+        if bundle is not None:
+            handle = display(bundle, raw=True, display_id=True)  # type: ignore[no-untyped-call]
+            self._displays.append(handle)
+
+    def _refresh_static_copies(self) -> None:
+        displays = getattr(self, "_displays", ())  # none yet while __init__ renders
+        if not displays:
+            return
+        bundle = self._repr_mimebundle_()
+        if bundle is None:
+            return
+        for handle in displays:
+            handle.update(bundle, raw=True)
 
 
 def show_turns(reports: Iterable[TurnReport]) -> TurnsTable:
