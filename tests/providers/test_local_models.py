@@ -108,12 +108,13 @@ def test_an_unknown_name_suggests_the_closest() -> None:
 def test_each_model_brings_its_own_threads_and_context() -> None:
     small = LocalProvider(model="smollm2")
     assert (small.settings["threads"], small.settings["context_size"]) == (1, 2048)
+    assert small.settings["max_tool_rounds"] == 1  # offered tools again, it calls one again
     default = LocalProvider()
     assert default.settings["context_size"] == 4096
+    assert default.settings["max_tool_rounds"] == 3  # the schema, a query, one correction
     assert default.settings["threads"] == max(1, min(4, os.cpu_count() or 1))
     chosen = LocalProvider(model="smollm2", threads=2, context_size=1024)
     assert (chosen.settings["threads"], chosen.settings["context_size"]) == (2, 1024)
-    assert LocalProvider.default_config["max_tool_rounds"] >= 2  # schema, then a query
 
 
 def test_model_path_runs_any_file_and_model_is_then_a_label(tmp_path: Path) -> None:

