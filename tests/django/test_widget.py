@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,18 @@ def test_the_template_and_static_files_ship_with_chatomon_django_alone() -> None
         assert [Path(found) for found in finders.find(name, find_all=True)] == [
             app / "static" / name
         ]
+
+
+SCRIPT = Path(apps.get_app_config("chatomon").path) / "static" / "chatomon" / "chat-widget.js"
+
+
+def test_the_script_stays_small() -> None:
+    """Under 15 KB gzipped, as issue 23 asks: no framework, no build step."""
+    assert len(gzip.compress(SCRIPT.read_bytes(), compresslevel=9)) < 15 * 1024
+
+
+def test_the_script_never_parses_markup() -> None:
+    """Model text reaches the page as DOM nodes only (the Markdown renderer builds them)."""
+    source = SCRIPT.read_text()
+    for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
+        assert sink not in source, sink

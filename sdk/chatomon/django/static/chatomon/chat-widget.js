@@ -13,7 +13,7 @@
  * On load it restores the conversation from <endpoint>history/ (messages, tool lines, each
  * confirmation and how it was decided, the open one with its buttons). Events follow the
  * chat event contract; unknown fields and types are ignored. Answers are Markdown drawn
- * with DOM nodes from an allow-list: no markup of the model ever reaches innerHTML.
+ * with DOM nodes from an allow-list: the model's text is never parsed as markup.
  * The pure parts (Markdown, tool lines, previews, errors, URLs, SSE frames) are exported
  * for node's test runner when loaded as a CommonJS module.
  */
@@ -381,8 +381,9 @@ button:disabled{opacity:.55;cursor:not-allowed}
       this.cards = new Map();
       this.stopped = false;
       this.build(attr);
-      this.restore();
-      if (this.transport === "websocket") this.connect(0);
+      // The socket follows the restored conversation (?conversation_id=): a decision made
+      // elsewhere, or an expiry, reaches this page through that conversation's group.
+      this.restore().then(() => this.transport === "websocket" && this.connect(0));
     }
 
     disconnectedCallback() {
@@ -525,7 +526,7 @@ button:disabled{opacity:.55;cursor:not-allowed}
       else if (item.type === "tool") {
         this.toolCall(item);
         if ("result" in item) this.toolResult(item);
-      } else if (item.type === "confirmation") this.confirmation(item);
+      } else if (item.type === "confirmation") this.confirmation(item, true);
       this.reply = null;
     }
 
@@ -606,7 +607,9 @@ button:disabled{opacity:.55;cursor:not-allowed}
     connect(attempt) {
       if (this.stopped) return;
       const protocols = this.token ? ["chatomon", "chatomon.bearer." + this.token] : undefined;
-      this.socket = new WebSocket(socketURL(this.endpoint, location.href), protocols);
+      let url = socketURL(this.endpoint, location.href);
+      if (this.conversationId) url += "?conversation_id=" + encodeURIComponent(this.conversationId);
+      this.socket = new WebSocket(url, protocols);
       this.socket.addEventListener("open", () => {
         attempt = 0;
         this.status.textContent = "connected";
@@ -717,7 +720,7 @@ button:disabled{opacity:.55;cursor:not-allowed}
       known.card.append(el("pre", "", JSON.stringify(event.result, null, 2)));
     }
 
-    confirmation(event) {
+    confirmation(event, restored) {
       let card = this.cards.get(event.id);
       if (!card) {
         card = this.entry("confirm");
@@ -740,8 +743,12 @@ button:disabled{opacity:.55;cursor:not-allowed}
         approve.addEventListener("click", () => this.decide(event.id, true, card));
         reject.addEventListener("click", () => this.decide(event.id, false, card));
         card.append(approve, " ", reject);
+        const left = Date.parse(event.expires_at) - Date.now();
+        // Undecided when it runs out: the card says so rather than offering dead buttons.
+        if (left >= 0) setTimeout(() => card.event === event && this.confirmation({ ...event, status: "expired" }), left + 500);
       }
       card.event = event;
+      if (!restored && !event.status) this.live.textContent = title.textContent;
       this.reply = null;
       this.busy(false);
     }
