@@ -140,6 +140,18 @@ CHATOMON: dict[str, Any] = {
     },
 }
 
+# The turn page's usage and cost: what a million input and output tokens cost, per model
+# round (a report names its provider's class until rounds name their model). The embedded
+# model runs here for nothing; the seeded history's scripted rounds (chatomon.demo.history)
+# are priced as a small hosted model would be, for illustration.
+CHATOMON_CONSOLE: dict[str, Any] = {
+    "prices": {
+        "LocalProvider": {"input": "0", "output": "0"},
+        "ScriptedProvider": {"input": "0.40", "output": "1.60"},
+    },
+    "currency": "USD",
+}
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
