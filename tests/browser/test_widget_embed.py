@@ -212,6 +212,9 @@ def test_a_visitor_chats_confirms_and_finds_the_conversation_after_reloads(sites
     dialog = open_widget(page)
     expect(dialog.locator(".chatomon-user")).to_have_count(1)
     expect(dialog.locator(".chatomon-user")).to_have_text("fresh start")
+    # Restored after the greeting, which stays first.
+    expect(dialog.locator(".chatomon-assistant").first).to_contain_text("Hello!")
+    expect(dialog.locator(".chatomon-assistant").last).to_have_text("Echo: fresh start")
 
 
 def test_a_visitor_socket_chats_over_the_websocket_with_its_token(sites, page):

@@ -11,13 +11,16 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 from typing import Any
+from uuid import UUID
 
 import pytest
 from channels.testing.websocket import WebsocketCommunicator
 from django.test import AsyncClient
 from django.utils import timezone
 
+from chatomon.chat.store.records import MessageItem, Owner
 from chatomon.django.models import PendingConfirmation
+from chatomon.django.persistence.store import DjangoStore
 from chatomon.django.routing import chat_websocket_application
 from tests.asgi_app.fixtures import configure, make_part, make_user, sse_until, types
 
@@ -224,3 +227,23 @@ async def test_an_expired_confirmation_no_longer_blocks():
     assert answered.json()["events"][-1]["type"] == "done"
     card = (await history(client, conversation_id=announced["conversation_id"])).json()
     assert [i["status"] for i in card["items"] if i["type"] == "confirmation"] == ["expired"]
+
+
+async def test_a_turn_still_running_is_named():
+    client = await logged_in()
+    done = (await post(client, {"text": "hello"})).json()["events"][-1]
+    user = await make_user()
+    running = await DjangoStore().start_turn(Owner.user(user.pk), UUID(done["conversation_id"]))
+    body = (await history(client)).json()
+    assert body["running_turn_id"] == running.id
+
+
+async def test_a_blocked_message_shows_only_its_placeholder():
+    client = await logged_in()
+    conversation = (await post(client, {"text": "hello"})).json()["events"][-1]["conversation_id"]
+    user = await make_user()
+    await DjangoStore().append_messages(
+        Owner.user(user.pk), UUID(conversation), [MessageItem.blocked_user("[blocked]")]
+    )
+    last = (await history(client)).json()["items"][-1]
+    assert last == {"type": "user", "content": "[blocked]", "blocked": True}

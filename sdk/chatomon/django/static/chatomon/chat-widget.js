@@ -437,8 +437,8 @@ button:disabled{opacity:.55;cursor:not-allowed}
       this.scroller.append(this.log);
       this.live = el("div", "sr");
       this.live.setAttribute("aria-live", "polite");
-      const greeting = attr("greeting", "");
-      if (greeting) this.entry("assistant").append(renderMarkdown(document, greeting));
+      this.greeting = attr("greeting", "");
+      this.greet();
       this.form = el("form");
       const label = el("label", "", "Message");
       this.input = el("textarea");
@@ -516,8 +516,13 @@ button:disabled{opacity:.55;cursor:not-allowed}
       }
       this.setLimit(body.max_message_chars);
       if (body.conversation_id) this.remember(body.conversation_id);
+      this.clear();
       (body.items || []).forEach((item) => this.restoreItem(item));
-      if (body.running_turn_id) this.note("An answer was still being written when the page was left.");
+      if (body.running_turn_id && (this.waits = (this.waits || 0) + 1) <= 30) {
+        // A turn still running (in another tab, or a staff-resumed one): show it once done.
+        this.note("The assistant is still answering…");
+        setTimeout(() => this.restore(), 2000);
+      }
     }
 
     restoreItem(item) {
@@ -542,13 +547,22 @@ button:disabled{opacity:.55;cursor:not-allowed}
       else sessionStorage.removeItem(this.storageKey);
     }
 
-    startOver() {
-      this.remember(null);
-      this.fresh = true;
+    greet() {
+      if (this.greeting) this.entry("assistant").append(renderMarkdown(document, this.greeting));
+    }
+
+    clear() {
       this.log.replaceChildren();
       this.cards.clear();
       this.tools.clear();
       this.reply = null;
+      this.greet();
+    }
+
+    startOver() {
+      this.remember(null);
+      this.fresh = true;
+      this.clear();
       this.note("A new conversation starts with your next message.");
       this.input.focus();
     }
