@@ -74,3 +74,13 @@ def test_history_needs_the_staff_user_who_decides(tmp_path: Path) -> None:
     manage(tmp_path, "migrate", "--verbosity", "0", "--skip-checks")
     with pytest.raises(AssertionError, match="--history needs --owner"):
         manage(tmp_path, "demo_seed", "--history", "--skip-checks")
+
+
+def test_the_history_can_be_turned_off_for_an_empty_console(tmp_path: Path) -> None:
+    # In the demo's own process: the demo's models are not the test project's.
+    ask = (
+        "from chatomon.demo.history import history_wanted as w; "
+        "print(w({}), w({'CHATOMON_DEMO_HISTORY': '1'}), w({'CHATOMON_DEMO_HISTORY': ' 0 '}), w())"
+    )
+    output = manage(tmp_path, "shell", "-c", ask, env={"CHATOMON_DEMO_HISTORY": "0"}).stdout
+    assert output.split()[-4:] == ["True", "True", "False", "False"]

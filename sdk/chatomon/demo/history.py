@@ -14,13 +14,16 @@ stamps the time it ran, and a console whose whole history happened a second ago 
 empty charts. Only the waiting approval stays at the present, so it has not expired.
 
 History is seeded into a database without turns only: re-running changes nothing.
+`history_wanted()` reads CHATOMON_DEMO_HISTORY ("0" turns the seeding off, for tests that
+want an empty console).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -39,11 +42,18 @@ from chatomon.schemas import TokenUsage
 from .backdate import backdate
 from .models import Part, Project
 
-__all__ = ["CUSTOMERS", "HistorySummary", "seed_history"]
+__all__ = ["CUSTOMERS", "HISTORY_ENV", "HistorySummary", "history_wanted", "seed_history"]
 
 CUSTOMERS = ("dana", "erik")
 """The demo customers whose conversations are seeded (users without a password)."""
 SCRIPTED = "chatomon.providers.testing.ScriptedProvider"
+HISTORY_ENV = "CHATOMON_DEMO_HISTORY"
+"""The environment variable that turns the seeded history off ("0")."""
+
+
+def history_wanted(environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether the demo seeds its history: unless CHATOMON_DEMO_HISTORY is "0"."""
+    return environ.get(HISTORY_ENV, "1").strip() != "0"
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ Environment:
     CHATOMON_PROVIDER_CONFIG: optional JSON object passed to the provider.
     CHATOMON_DEMO_ALLOWED_HOSTS: comma-separated host names served (default loopback).
     CHATOMON_DEMO_DEBUG: "1" shows Django's debug pages.
+    CHATOMON_DEMO_HISTORY: "0" leaves out the few days of seeded conversations
+        (`chatomon.demo.history`) a new demo database otherwise gets.
 """
 
 from __future__ import annotations
