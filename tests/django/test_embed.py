@@ -15,6 +15,7 @@ from chatomon.django.embed import (
     SUBPROTOCOL,
     EmbedRefused,
     VisitorSocketGate,
+    check_embed,
     check_token,
     embed_sites,
     sign_visitor,
@@ -126,6 +127,13 @@ def test_a_bad_embed_setting_is_a_clear_configuration_error(settings, value, mes
     settings.CHATOMON_EMBED = value
     with pytest.raises(ChatConfigurationError, match=message):
         embed_sites()
+    (error,) = check_embed()
+    assert error.id == "chatomon.E013"
+    assert message in error.msg
+
+
+def test_a_valid_embed_setting_passes_its_check():
+    assert check_embed() == []
 
 
 # HTTP and SSE.

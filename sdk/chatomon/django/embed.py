@@ -54,6 +54,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings as django_settings
 from django.contrib.auth.models import AnonymousUser
 from django.core import signing
+from django.core.checks import CheckMessage, Error
 from django.core.signals import setting_changed
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -72,6 +73,7 @@ __all__ = [
     "Visitor",
     "VisitorSession",
     "VisitorSocketGate",
+    "check_embed",
     "check_token",
     "cors_headers",
     "embed_sites",
@@ -163,6 +165,24 @@ def embed_sites() -> Mapping[str, EmbedSite]:
             raise ChatConfigurationError(f"CHATOMON_EMBED[{site!r}]: {problems}") from error
     _cache["sites"] = sites
     return sites
+
+
+def check_embed(app_configs: Any = None, **_: Any) -> list[CheckMessage]:
+    """The system check of `CHATOMON_EMBED`: `chatomon.E013` for an entry that is not valid.
+
+    Register it with `django.core.checks.register(check_embed, "chatomon")`: a bad key or
+    origin list then stops `manage.py check` and the server's start, instead of failing
+    the first embedded request.
+    """
+    try:
+        embed_sites()
+    except ChatConfigurationError as error:
+        hint = (
+            "CHATOMON_EMBED maps site ids to {'key': a secret of 32+ characters, "
+            "'origins': ['https://site.example'], 'user': None or a callable (site, subject)}"
+        )
+        return [Error(str(error), hint=hint, id="chatomon.E013")]
+    return []
 
 
 def _forget(setting: str, **_: Any) -> None:
