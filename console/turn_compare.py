@@ -19,7 +19,9 @@ from typing import Any
 from chatomon.django.audit.rule import current_redaction
 from chatomon.django.models import Turn
 
+from .conf import console_settings
 from .timeline import waterfall
+from .usage_costs import turn_cost
 
 __all__ = ["Comparison", "DiffLine", "StepRow", "compare_turns"]
 
@@ -58,7 +60,7 @@ class Comparison:
 
     @property
     def deltas(self) -> Iterator[tuple[str, str, float | None, float | None, float | None]]:
-        """(name, unit, A, B, B - A) of each figure; unit "ms" or "count"."""
+        """(name, unit, A, B, B - A) of each figure; unit "ms", "count" or "cost"."""
         for name, unit, a, b in self.figures:
             yield name, unit, a, b, (None if a is None or b is None else b - a)
 
@@ -104,6 +106,9 @@ def _count(report: Mapping[str, Any], kind: str) -> float:
 
 def _figures(turn: Turn, report: Mapping[str, Any]) -> dict[tuple[str, str], float | None]:
     waited = sum(_number(p.get("waited_seconds")) or 0.0 for p in report.get("pauses") or ())
+    prices = console_settings()
+    cost = turn_cost(report, (turn.input_tokens, turn.output_tokens), prices.prices,
+                     prices.currency).cost  # fmt: skip
     return {
         ("Running time", "ms"): _number(report.get("duration_ms")),
         ("Waiting for decisions", "ms"): waited * 1000,
@@ -111,6 +116,8 @@ def _figures(turn: Turn, report: Mapping[str, Any]) -> dict[tuple[str, str], flo
         ("Output tokens", "count"): float(turn.output_tokens),
         ("Model rounds", "count"): _count(report, "provider_round"),
         ("Tool calls", "count"): _count(report, "tool_call"),
+        # None when unpriced: the page shows "—", never a guess (usage_costs).
+        (f"Cost ({prices.currency})", "cost"): None if cost is None else float(cost),
     }
 
 

@@ -125,16 +125,21 @@ def delta(value: Any, unit: str = "ms") -> str:
     if value == 0 or (unit == "ms" and abs(value) < HALF_MS):
         return "±0"
     sign = "+" if value > 0 else "\N{MINUS SIGN}"
-    size = milliseconds(abs(value)) if unit == "ms" else f"{abs(value):g}"
+    if unit == "ms":
+        size = milliseconds(abs(value))
+    else:
+        size = f"{abs(value):.6f}" if unit == "cost" else f"{abs(value):g}"
     return f"{sign}{size}"
 
 
 @register.filter
 def figure(value: Any, unit: str = "ms") -> str:
-    """A figure of the compare page: a duration, or a count."""
+    """A figure of the compare page: a duration, a count, or a cost (six decimals)."""
     if unit == "ms":
         return milliseconds(value)
-    return "—" if not isinstance(value, int | float) else f"{value:g}"
+    if not isinstance(value, int | float):
+        return "—"
+    return f"{value:.6f}" if unit == "cost" else f"{value:g}"
 
 
 @register.filter

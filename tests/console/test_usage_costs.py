@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -11,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 
 from chatomon.errors import ConfigurationError
-from tests.console.conftest import make_turn
+from tests.console.conftest import NOW, make_turn
 
 costs = importlib.import_module("chatomon.console.usage_costs")
 conf = importlib.import_module("chatomon.console.conf")
@@ -139,3 +140,28 @@ def test_the_turns_list_names_each_turns_models_and_cost(
     html = staff_client.get(reverse("chatomon_console:turns")).content.decode()
     assert "gpt-x" in html and "0.002800 USD" in html and "LocalProvider" in html
     assert html.count(" USD<") == 1  # the unpriced turn shows no cost
+
+
+@pytest.mark.django_db
+def test_the_compare_view_shows_each_turns_cost_and_the_difference(
+    staff_client: Client, settings: Any
+) -> None:
+    settings.CHATOMON_CONSOLE = {"prices": {"gpt-x": {"input": "2", "output": "8"}}}
+    a = make_turn(tokens=(1000, 100), steps=[model_round("OpenAIProvider", model="gpt-x")])
+    later = NOW + timedelta(minutes=1)  # A is the earlier turn
+    b = make_turn(
+        started_at=later, tokens=(3000, 500), steps=[model_round("OpenAIProvider", model="gpt-x")]
+    )
+    html = staff_client.get(
+        reverse("chatomon_console:turn_compare"), {"t": [a.id, b.id]}
+    ).content.decode()
+    # 0.0028 and 0.01 USD: B cost 0.0072 more.
+    row = html[html.index("Cost (USD)") :]
+    row = row[: row.index("</tr>")]
+    assert "0.002800" in row and "0.010000" in row and "+0.007200" in row
+    unpriced = make_turn(started_at=later, tokens=(10, 1), steps=[model_round("LocalProvider")])
+    html = staff_client.get(
+        reverse("chatomon_console:turn_compare"), {"t": [a.id, unpriced.id]}
+    ).content.decode()
+    row = html[html.index("Cost (USD)") :]
+    assert row[: row.index("</tr>")].count("—") == 2  # B's cost, and so the difference
