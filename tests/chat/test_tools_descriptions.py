@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from chatomon.chat.prompts import BUILT_IN
-from chatomon.chat.tools import Toolset
+from chatomon.chat.tools import Toolset, ToolSettings
 from chatomon.data.fixtures import toy_registry
 from chatomon.providers.base import ToolDefinition
 
@@ -64,3 +64,17 @@ def test_the_system_prompt_says_errors_are_to_be_fixed_not_reported() -> None:
     assert "search_managers" in BUILT_IN
     assert "Never guess" in BUILT_IN
     assert "rather than reporting the error" in BUILT_IN
+
+
+def test_the_mutation_argument_is_an_enum_of_the_allowed_names() -> None:
+    from tests.data.catalog import records_catalog  # noqa: PLC0415 - its mutations only here
+
+    catalog = records_catalog()
+    allowed = ["updatePartCost", "createPart"]
+    toolset = Toolset(catalog.registry, ToolSettings(allowed_mutations=allowed))
+    mutate = next(d for d in toolset.definitions if d.name == "mutate")
+    assert mutate.input_schema["properties"]["mutation"]["enum"] == allowed
+    # A name outside the enum is still mutate's own refusal, with its near name.
+    refused = toolset.call_sync("mutate", {"mutation": "createPrt", "input": {}}, toolset.context())
+    assert refused["code"] == "mutation_not_allowed"
+    assert "did you mean 'createPart'" in refused["message"]

@@ -169,9 +169,15 @@ def aggregate_definition() -> ToolDefinition:
 
 
 def mutate_definition(mutations: Iterable[Mutation]) -> ToolDefinition:
-    """mutate(mutation, input), describing the allowed mutations' inputs."""
+    """mutate(mutation, input), describing the allowed mutations' inputs.
+
+    The mutation argument is an enum of the allowed names: a model constrained by its
+    schema (the local grammar, vendors' structured calls) can then only name one of them
+    (SmolLM2 and Qwen2.5-Coder 1.5B both wrote "mutation" itself, copied from a sample).
+    """
+    listed = list(mutations)
     signatures = "; ".join(
-        f"{m.signature()}{': ' + m.description if m.description else ''}" for m in mutations
+        f"{m.signature()}{': ' + m.description if m.description else ''}" for m in listed
     )
     return ToolDefinition(
         name="mutate",
@@ -182,7 +188,11 @@ def mutate_definition(mutations: Iterable[Mutation]) -> ToolDefinition:
         ),
         parameters=_object(
             {
-                "mutation": {"type": "string", "description": "Mutation name."},
+                "mutation": {
+                    "type": "string",
+                    "enum": [m.name for m in listed],
+                    "description": "Mutation name.",
+                },
                 "input": {"type": "object", "description": "The mutation's input fields."},
             },
             ["mutation", "input"],

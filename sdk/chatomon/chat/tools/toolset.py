@@ -211,6 +211,11 @@ class Toolset:
                 code="unknown_tool",
                 allowed=list(self.tools),
             )
+        allowed = self.settings.allowed_mutations
+        if tool.is_mutation and isinstance(args, Mapping) and args.get("mutation") not in allowed:
+            # Left to mutate, which refuses with mutation_not_allowed and a near name,
+            # rather than the schema's enum mismatch.
+            return tool, args
         check_arguments(tool.definition.parameters, args if args is not None else {})
         return tool, args if args is not None else {}
 
