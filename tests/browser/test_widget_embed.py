@@ -39,7 +39,7 @@ from django.core.asgi import get_asgi_application
 django_application = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
-from chatomon.django.embed import VisitorSocketGate
+from chatomon.django.transports.embedding import VisitorSocketGate
 from chatomon.django.routing import chat_websocket_application, websocket_urlpatterns
 application = ProtocolTypeRouter({
     "http": ASGIStaticFilesHandler(django_application),

@@ -11,10 +11,7 @@ from channels.testing.websocket import WebsocketCommunicator
 from django.test import AsyncClient
 
 from chatomon.django.embed import (
-    CLOSE_UNAUTHORIZED,
-    SUBPROTOCOL,
     EmbedRefused,
-    VisitorSocketGate,
     check_embed,
     check_token,
     embed_sites,
@@ -22,6 +19,7 @@ from chatomon.django.embed import (
 )
 from chatomon.django.models import Conversation
 from chatomon.django.routing import chat_websocket_application, websocket_urlpatterns
+from chatomon.django.transports.embedding import CLOSE_UNAUTHORIZED, SUBPROTOCOL, VisitorSocketGate
 from chatomon.errors import ChatConfigurationError
 from tests.asgi_app.fixtures import make_user, sse_until
 

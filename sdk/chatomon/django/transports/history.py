@@ -42,11 +42,11 @@ from django.views import View
 from chatomon.chat.pipeline.wire import confirmation_event, error_event, store_unavailable_event
 from chatomon.chat.store.records import Owner, PendingConfirmation, StoredMessage
 from chatomon.django.audit.rule import redaction_of
-from chatomon.django.embed import embeddable
 from chatomon.django.persistence.connections import released
 from chatomon.django.service import owner_for
 from chatomon.django.settings import ChatSettings, chat_settings
 from chatomon.django.transports.admission import SESSION_MARKER, denied_event, permitted
+from chatomon.django.transports.embedding import embeddable
 from chatomon.django.transports.http import while_enabled
 from chatomon.django.transports.pending import read, target_conversation
 from chatomon.errors import StoreUnavailableError

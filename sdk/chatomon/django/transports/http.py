@@ -54,7 +54,6 @@ from chatomon.chat.pipeline.wire import (
 )
 from chatomon.chat.store.records import Owner
 from chatomon.django.audit.signals import send_chat_error
-from chatomon.django.embed import embeddable
 from chatomon.django.persistence.connections import release_spent_connections, released
 from chatomon.django.service import available_service
 from chatomon.django.settings import ChatSettings, chat_settings
@@ -67,6 +66,7 @@ from chatomon.django.transports.admission import (
     limiter_for,
     permitted,
 )
+from chatomon.django.transports.embedding import embeddable
 from chatomon.django.transports.requests import (
     MAX_BODY_BYTES,
     BadRequest,
@@ -197,7 +197,7 @@ class ChatEndpoint(View):
         `enabled` gate comes before the CSRF check (the middleware is told the gate is
         exempt, and `csrf_protect` checks behind it), so a disabled route is a 404 for
         every request, as an unmounted one would be. Requests from pages of other sites
-        go through `chatomon.django.embed.embeddable` (CORS, visitor tokens).
+        go through `chatomon.django.transports.embedding.embeddable` (CORS, visitor tokens).
         """
         view = super().as_view(**initkwargs)
         protected = _form_bodies_refused(cls, csrf_protect(view))
