@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     prepare()
     # A failed system check was logged with its fix; otherwise the provider itself is
     # probed and the embedded model warms up while the server starts.
-    problem = start_provider() if check_provider() else "see the warnings above"
+    problem = check_provider() or start_provider()
     serve(options.host, options.port, chat_problem=problem)
     return 0
 

@@ -38,12 +38,12 @@ def _log_account(account: StaffAccount) -> None:
         )
 
 
-def check_provider() -> bool:
+def check_provider() -> str | None:
     """Log the provider that will answer, and what is missing for chats, if anything.
 
     What is missing comes from chatomon's system checks (`manage.py check`): the demo logs
-    their errors, with the fix each suggests, instead of refusing to start. Returns True
-    when no check failed.
+    their errors, with the fix each suggests, instead of refusing to start. Returns the
+    first failed check's message, or None when none failed.
     """
     from django.core.checks import run_checks  # noqa: PLC0415 - needs Django set up
 
@@ -56,14 +56,14 @@ def check_provider() -> bool:
             "  the embedded model runs on this CPU, offline: answers take seconds; for "
             "faster ones set CHATOMON_PROVIDER (e.g. openai:gpt-4.1-mini with OPENAI_API_KEY)"
         )
-    ready = True
+    problem: str | None = None
     for message in run_checks(tags=["chatomon"]):
         if message.is_serious():
-            ready = False
+            problem = problem or f"[{message.id}] {message.msg}"
             logger.warning(
                 "not ready, chats will fail: [%s] %s (%s)", message.id, message.msg, message.hint
             )
-    return ready
+    return problem
 
 
 def start_provider() -> str | None:
