@@ -496,6 +496,16 @@ button:disabled{opacity:.55;cursor:not-allowed}
     }
 
     async restore() {
+      // Sending waits for the history: a restore redraws the log.
+      this.busy(true);
+      try {
+        await this.load();
+      } finally {
+        this.busy(false);
+      }
+    }
+
+    async load() {
       let url = routeURL(this.endpoint, location.href, "history/");
       if (this.conversationId) url += "?conversation_id=" + encodeURIComponent(this.conversationId);
       let body;
@@ -505,7 +515,7 @@ button:disabled{opacity:.55;cursor:not-allowed}
         if (!response.ok) {
           if (body.code === "conversation_not_found") {
             this.remember(null);
-            return this.restore();
+            return this.load();
           }
           this.fail(body);
           if (response.status === 401 || response.status === 403) this.halt();
@@ -518,7 +528,7 @@ button:disabled{opacity:.55;cursor:not-allowed}
       if (body.conversation_id) this.remember(body.conversation_id);
       this.clear();
       (body.items || []).forEach((item) => this.restoreItem(item));
-      if (body.running_turn_id && (this.waits = (this.waits || 0) + 1) <= 30) {
+      if (body.running_turn_id && !this.sent && (this.waits = (this.waits || 0) + 1) <= 30) {
         // A turn still running (in another tab, or a staff-resumed one): show it once done.
         this.note("The assistant is still answering…");
         setTimeout(() => this.restore(), 2000);
@@ -590,6 +600,7 @@ button:disabled{opacity:.55;cursor:not-allowed}
       const text = this.input.value.trim();
       if (!text || this.send.disabled) return;
       if (text.length > this.limit) return this.fail({ code: "message_too_long", max_chars: this.limit });
+      this.sent = true;  // no more redraws from a poll of the history
       this.input.value = "";
       this.counted();
       this.entry("user", text);
