@@ -22,17 +22,23 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from chatomon._suggest import closest
-from chatomon.data.schema import ManagerSchema, SchemaIndex
+from chatomon._suggest import closest, did_you_mean
+from chatomon.data.errors import DataError
+from chatomon.data.fields import RELATION_LOOKUPS
+from chatomon.data.schema import FieldSchema, ManagerSchema, SchemaIndex
 
 __all__ = [
     "LOOKUP_ALIASES",
     "example",
     "field_elsewhere",
+    "filter_names",
     "label_field",
     "listing",
     "lookup_alias",
     "relation_value_hint",
+    "unknown_filter",
+    "unknown_lookup",
+    "unknown_member",
 ]
 
 LOOKUP_ALIASES = {
@@ -137,3 +143,71 @@ def field_elsewhere(
             if found is not None:
                 return relation.name, relation.target, found
     return None
+
+
+def filter_names(schema: ManagerSchema) -> list[str]:
+    """The names `schema` can be filtered by, `id` first."""
+    return ["id", *(name for name in schema.filters if name != "id")]
+
+
+def unknown_filter(
+    index: SchemaIndex, schema: ManagerSchema, key: str, position: int, raw: Any
+) -> DataError:
+    """unknown_filter for the key part at `position`: the nearest names, a filter to copy."""
+    parts = key.split("__")
+    prefix = "".join(f"{part}__" for part in parts[:position])
+    name, rest = parts[position], parts[position + 1 :]
+    names = filter_names(schema)
+    suffix = "".join(f"__{part}" for part in rest)
+    hint = f"; filterable: {listing(names)}"
+    near = closest(name, names)
+    elsewhere = field_elsewhere(index, schema, name) if near is None else None
+    if near is not None and near in schema.relations and not isinstance(raw, int | bool):
+        target = schema.relations[near].target
+        label = label_field(index.managers[target])
+        if label is not None:
+            wanted = suffix if rest and rest[-1] not in RELATION_LOOKUPS else ""
+            shown = example(f"{prefix}{near}__{label}{wanted}", raw)
+            hint = f"; did you mean {near!r}, the relation to {target}? e.g. {shown}"
+    elif near is not None:
+        hint = f"; did you mean {near!r}? e.g. {example(f'{prefix}{near}{suffix}', raw)}"
+    elif elsewhere is not None:
+        relation, target, field = elsewhere
+        shown = example(f"{prefix}{relation}__{field}{suffix}", raw)
+        hint = f"; {field} is a field of {target}, through {relation}: {shown}"
+    return DataError(
+        f"{key}: {schema.name} cannot be filtered by {name!r}{hint}",
+        code="unknown_filter",
+        allowed=names,
+    )
+
+
+def unknown_lookup(
+    key: str, prefix: str, schema: ManagerSchema, spec: FieldSchema, *, lookup: str, raw: Any
+) -> DataError:
+    """unknown_filter for a lookup `spec` does not allow: the one that does what was meant."""
+    better = lookup_alias(lookup, spec.lookups)
+    shown = example(f"{prefix}{spec.name}__{better}", raw) if better else ""
+    return DataError(
+        f"{key}: {schema.name}.{spec.name} ({spec.type}) allows the lookups "
+        f"{', '.join(spec.lookups)}{f'; use {better}, e.g. {shown}' if better else ''}",
+        code="unknown_filter",
+        allowed=spec.lookups,
+    )
+
+
+def unknown_member(index: SchemaIndex, schema: ManagerSchema, name: str) -> DataError:
+    """unknown_field for a selected name: a near name, a related manager's field, or the list."""
+    members = [*schema.fields, *schema.relations]
+    hint = did_you_mean(name, members)
+    elsewhere = field_elsewhere(index, schema, name) if not hint else None
+    if elsewhere is not None:
+        relation, target, field = elsewhere
+        hint = f"; {field} is a field of {target}: select {json.dumps({relation: [field]})}"
+    elif not hint:
+        hint = f"; its fields and relations: {listing(members)}"
+    return DataError(
+        f"{schema.name} has no field or relation {name!r}{hint}",
+        code="unknown_field",
+        allowed=members,
+    )

@@ -20,12 +20,10 @@ work: the nearest valid names and a filter to copy (`chatomon.data.hints`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from chatomon._suggest import closest
 from chatomon.data import hints
 from chatomon.data.coercion import coerce_filter_value
 from chatomon.data.errors import DataError, did_you_mean
@@ -135,55 +133,6 @@ class QuerySpec:
     offset: int
 
 
-def _filter_names(schema: ManagerSchema) -> list[str]:
-    return ["id", *(name for name in schema.filters if name != "id")]
-
-
-def _unknown_filter(
-    index: SchemaIndex, schema: ManagerSchema, key: str, position: int, raw: Any
-) -> DataError:
-    """unknown_filter for the key part at `position`: the nearest names, a filter to copy."""
-    parts = key.split("__")
-    prefix = "".join(f"{part}__" for part in parts[:position])
-    name, rest = parts[position], parts[position + 1 :]
-    names = _filter_names(schema)
-    suffix = "".join(f"__{part}" for part in rest)
-    hint = f"; filterable: {hints.listing(names)}"
-    near = closest(name, names)
-    elsewhere = hints.field_elsewhere(index, schema, name) if near is None else None
-    if near is not None and near in schema.relations and not isinstance(raw, int | bool):
-        target = schema.relations[near].target
-        label = hints.label_field(index.managers[target])
-        if label is not None:
-            wanted = suffix if rest and rest[-1] not in RELATION_LOOKUPS else ""
-            shown = hints.example(f"{prefix}{near}__{label}{wanted}", raw)
-            hint = f"; did you mean {near!r}, the relation to {target}? e.g. {shown}"
-    elif near is not None:
-        hint = f"; did you mean {near!r}? e.g. {hints.example(f'{prefix}{near}{suffix}', raw)}"
-    elif elsewhere is not None:
-        relation, target, field = elsewhere
-        shown = hints.example(f"{prefix}{relation}__{field}{suffix}", raw)
-        hint = f"; {field} is a field of {target}, through {relation}: {shown}"
-    return DataError(
-        f"{key}: {schema.name} cannot be filtered by {name!r}{hint}",
-        code="unknown_filter",
-        allowed=names,
-    )
-
-
-def _unknown_lookup(
-    key: str, prefix: str, schema: ManagerSchema, spec: FieldSchema, *, lookup: str, raw: Any
-) -> DataError:
-    better = hints.lookup_alias(lookup, spec.lookups)
-    shown = hints.example(f"{prefix}{spec.name}__{better}", raw) if better else ""
-    return DataError(
-        f"{key}: {schema.name}.{spec.name} ({spec.type}) allows the lookups "
-        f"{', '.join(spec.lookups)}{f'; use {better}, e.g. {shown}' if better else ''}",
-        code="unknown_filter",
-        allowed=spec.lookups,
-    )
-
-
 def _parse_condition(index: SchemaIndex, schema: ManagerSchema, key: str, raw: Any) -> Condition:
     parts = key.split("__")
     hops: list[Hop] = []
@@ -210,9 +159,11 @@ def _parse_condition(index: SchemaIndex, schema: ManagerSchema, key: str, raw: A
             spec = current.fields[name]
             lookup = rest[0] if len(rest) == 1 else "exact"
             if len(rest) > 1 or lookup not in spec.lookups:
-                raise _unknown_lookup(key, prefix, current, spec, lookup="__".join(rest), raw=raw)
+                raise hints.unknown_lookup(
+                    key, prefix, current, spec, lookup="__".join(rest), raw=raw
+                )
             return _condition(key, tuple(hops), spec, lookup=lookup, raw=raw, on_relation=False)
-        raise _unknown_filter(index, current, key, position, raw)
+        raise hints.unknown_filter(index, current, key, position, raw)
 
 
 def _relation_condition(
@@ -267,7 +218,7 @@ def parse_filters(index: SchemaIndex, schema: ManagerSchema, filters: Any) -> tu
     conditions = []
     for key, raw in filters.items():
         if not isinstance(key, str) or not key or "" in key.split("__"):
-            raise _unknown_filter(index, schema, str(key), 0, raw)
+            raise hints.unknown_filter(index, schema, str(key), 0, raw)
         conditions.append(_parse_condition(index, schema, key, raw))
     return tuple(conditions)
 
@@ -317,23 +268,7 @@ def _select_name(
     elif name in schema.relations:
         _select_relation(index, schema, name, sub=None, depth=depth, nested=nested)
     else:
-        raise _unknown_member(index, schema, name)
-
-
-def _unknown_member(index: SchemaIndex, schema: ManagerSchema, name: str) -> DataError:
-    members = [*schema.fields, *schema.relations]
-    hint = did_you_mean(name, members)
-    elsewhere = hints.field_elsewhere(index, schema, name) if not hint else None
-    if elsewhere is not None:
-        relation, target, field = elsewhere
-        hint = f"; {field} is a field of {target}: select {json.dumps({relation: [field]})}"
-    elif not hint:
-        hint = f"; its fields and relations: {hints.listing(members)}"
-    return DataError(
-        f"{schema.name} has no field or relation {name!r}{hint}",
-        code="unknown_field",
-        allowed=members,
-    )
+        raise hints.unknown_member(index, schema, name)
 
 
 def _select_relation(
