@@ -22,9 +22,10 @@ from pathlib import Path
 import pytest
 
 from chatomon import ConfigurationError
-from chatomon.providers import Message, local_models
+from chatomon.providers import Message, local_assembly, local_models
 from chatomon.providers import local as local_module
 from chatomon.providers.local import LocalProvider, default_model_path
+from chatomon.providers.local_assembly import assemble, progress_line, verify
 from chatomon.providers.local_models import (
     DEFAULT_MODEL,
     LICENSES,
@@ -33,11 +34,8 @@ from chatomon.providers.local_models import (
     ChunkedFile,
     ModelIntegrityError,
     NamedModel,
-    assemble,
     chunk_paths,
     named_model,
-    progress_line,
-    verify,
 )
 from chatomon.providers.registry import resolve_provider
 
@@ -251,12 +249,12 @@ def test_the_command_line_assembles_and_prints_the_path(
     chunked: NamedModel, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(local_models, "MODELS", {**MODELS, "toy": chunked})
-    assert local_models.main(["assemble", "toy"]) == 0
+    assert local_assembly.main(["assemble", "toy"]) == 0
     assert capsys.readouterr().out.strip() == str(chunked.cached_path)
-    assert local_models.main(["verify", "toy"]) == 0
-    assert local_models.main(["path", "nothing"]) == 1
+    assert local_assembly.main(["verify", "toy"]) == 0
+    assert local_assembly.main(["path", "nothing"]) == 1
     assert "unknown local model" in capsys.readouterr().err
-    assert local_models.main(["explode"]) == 2
+    assert local_assembly.main(["explode"]) == 2
 
 
 # --- the real default model (real_llm tier) ---------------------------------------------------

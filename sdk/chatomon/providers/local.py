@@ -44,17 +44,16 @@ from chatomon.providers.base import (
     ToolDefinition,
 )
 from chatomon.providers.config import ProviderConfig
+from chatomon.providers.local_assembly import assemble, verify
 from chatomon.providers.local_models import (
     SMOLLM2_135M,
     ModelIntegrityError,
     NamedModel,
     Progress,
-    assemble,
     available,
     model_file,
     named_model,
     not_installed,
-    verify,
 )
 from chatomon.providers.local_repair import close_cut_json
 from chatomon.providers.local_runtime import LocalModel
