@@ -6,9 +6,9 @@ a price table keyed by provider class works for reports that name no model. A ro
 whose step holds its own ``usage`` (input and output tokens) gets its own tokens and
 cost; the turn's cost is then their sum.
 
-Reports that do not split usage by round (every report chatomon writes today: the engine
-records the turn's total only) still get a turn cost when all their rounds ran one priced
-model: the turn's total tokens at that model's price. Otherwise the cost is unknown, and
+Reports that do not split usage by round (a step without ``usage``: reports written
+before the engine recorded it per round) still get a turn cost when all their rounds ran
+one priced model: the turn's total tokens at that model's price. Otherwise the cost is unknown, and
 `TurnCost.note` says why: a page shows "—" and the reason, never a guess.
 """
 
