@@ -1,6 +1,6 @@
 """`<chatomon-chat>` embedded on another site's page, in real Chromium.
 
-Two loopback origins: the chat project (uvicorn, the test project with `CHATOMON_EMBED`
+Two loopback origins: the chat project (uvicorn, the test project with `CHATOMON["embed"]`
 and the widget's static files) and a plain page server on another port, whose page loads
 the widget's script from the chat origin and gives it a visitor token. The visitor chats,
 confirms a change, reloads with a confirmation pending and still decides it, and finds the
@@ -31,19 +31,18 @@ KEY = "embed-browser-test-key-" + "x" * 20
 SETTINGS = """
 from tests.asgi_app.settings import *  # noqa: F403
 STATIC_URL = "/static/"
-CHATOMON_EMBED = {{"shop": {{"key": {key!r}, "origins": [{origin!r}],
-                   "user": "tests.browser.test_widget_embed.site_user"}}}}
+CHATOMON = {{**CHATOMON, "embed": {{"shop": {{"key": {key!r}, "origins": [{origin!r}],
+    "user": "tests.browser.test_widget_embed.site_user"}}}}}}
 """
 ASGI = """
 from django.core.asgi import get_asgi_application
 django_application = get_asgi_application()
-from channels.routing import ProtocolTypeRouter, URLRouter
+from channels.routing import ProtocolTypeRouter
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
-from chatomon.django.transports.embedding import VisitorSocketGate
-from chatomon.django.routing import chat_websocket_application, websocket_urlpatterns
+from chatomon.django.routing import chat_websocket_application
 application = ProtocolTypeRouter({
     "http": ASGIStaticFilesHandler(django_application),
-    "websocket": VisitorSocketGate(chat_websocket_application(), URLRouter(websocket_urlpatterns)),
+    "websocket": chat_websocket_application(),
 })
 """
 PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Shop</title></head>
@@ -116,7 +115,7 @@ def sites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[AsgiServer
 
 
 class _EmbedServer(AsgiServer):
-    """uvicorn serving `embed_asgi:application` (the test project, static files, the gate)."""
+    """uvicorn serving `embed_asgi:application` (the test project and static files)."""
 
     def start(self, timeout: float = 30) -> AsgiServer:
         import subprocess  # noqa: PLC0415

@@ -6,22 +6,16 @@ import json
 from typing import Any
 
 import pytest
-from channels.routing import URLRouter
 from channels.testing.websocket import WebsocketCommunicator
 from django.test import AsyncClient
 
-from chatomon.django.embed import (
-    EmbedRefused,
-    check_embed,
-    check_token,
-    embed_sites,
-    sign_visitor,
-)
+from chatomon.django.embed import EmbedRefused, check_token, embed_sites, sign_visitor
 from chatomon.django.models import Conversation
-from chatomon.django.routing import chat_websocket_application, websocket_urlpatterns
-from chatomon.django.transports.embedding import CLOSE_UNAUTHORIZED, SUBPROTOCOL, VisitorSocketGate
+from chatomon.django.routing import chat_websocket_application
+from chatomon.django.settings.checks import check_chat
+from chatomon.django.transports.embedding import CLOSE_UNAUTHORIZED, SUBPROTOCOL
 from chatomon.errors import ChatConfigurationError
-from tests.asgi_app.fixtures import make_user, sse_until
+from tests.asgi_app.fixtures import ChatProject, configure, make_user, sse_until
 
 SHOP = "https://shop.example"
 KEY = "k" * 40
@@ -42,8 +36,8 @@ SITES = {
 
 
 @pytest.fixture(autouse=True)
-def sites(settings: Any) -> None:
-    settings.CHATOMON_EMBED = SITES
+def sites(chat_project: ChatProject) -> None:
+    configure(chat_project.settings, embed=SITES)
 
 
 # Tokens.
@@ -111,27 +105,70 @@ def test_sign_visitor_refuses_what_cannot_make_a_token(arguments, message):
 
 
 @pytest.mark.parametrize(
-    ("value", "message"),
+    ("value", "key", "message"),
     [
-        ({"bad site": {"key": KEY, "origins": [SHOP]}}, "site id"),
-        ({"shop": {"key": "short", "origins": [SHOP]}}, "key"),
-        ({"shop": {"key": KEY, "origins": []}}, "origins"),
-        ({"shop": {"key": KEY, "origins": [SHOP], "colour": "red"}}, "colour"),
-        ({"shop": {"key": KEY, "origins": [SHOP], "user": "no.such.path"}}, "user"),
-        (["shop"], "mapping"),
+        ({"bad site": {"key": KEY, "origins": [SHOP]}}, "['embed']", "site id 'bad site'"),
+        ({"a.b": {"key": KEY, "origins": [SHOP]}}, "['embed']", "letters, digits"),
+        ({"shop": {"key": "short", "origins": [SHOP]}}, "['shop']['key']", "32 characters"),
+        ({"shop": {"key": KEY, "origins": []}}, "['shop']['origins']", "at least one origin"),
+        ({"shop": {"key": KEY}}, "['shop']['origins']", "is required"),
+        ({"shop": {"key": KEY, "origins": [SHOP + "/"]}}, "['origins'][0]", "host and port only"),
+        ({"shop": {"key": KEY, "origins": ["shop.example"]}}, "['origins'][0]", "an origin such"),
+        ({"shop": {"key": KEY, "origins": [SHOP], "colour": "red"}}, "['colour']", "unknown"),
+        (
+            {"shop": {"key": KEY, "origins": [SHOP], "user": "no.such.path"}},
+            "['shop']['user']",
+            "cannot be imported",
+        ),
+        (["shop"], "['embed']", "mapping of site ids to sites"),
+        (None, "['embed']", "got None"),
+        ({"shop": (KEY, [SHOP])}, "['embed']['shop']", "must be a mapping {'key'"),
     ],
 )
-def test_a_bad_embed_setting_is_a_clear_configuration_error(settings, value, message):
-    settings.CHATOMON_EMBED = value
-    with pytest.raises(ChatConfigurationError, match=message):
+def test_a_bad_embed_setting_is_a_clear_settings_error(settings, value, key, message):
+    configure(settings, embed=value)
+    with pytest.raises(ChatConfigurationError, match=message) as raised:
         embed_sites()
-    (error,) = check_embed()
-    assert error.id == "chatomon.E013"
+    assert "CHATOMON['embed']" in str(raised.value)
+    assert key in str(raised.value)
+    (error,) = check_chat()
+    assert error.id == "chatomon.E002"
     assert message in error.msg
 
 
-def test_a_valid_embed_setting_passes_its_check():
-    assert check_embed() == []
+@pytest.mark.parametrize(
+    "embed",
+    [
+        {"shop": {"key": "s3cret-but-too-short", "origins": [SHOP]}},
+        {"shop": {"key": "s3cret-but-too-short" * 2, "origins": ["shop.example"]}},
+        {"shop": ("s3cret-but-too-short", [SHOP])},
+        [{"key": "s3cret-but-too-short", "origins": [SHOP]}],
+    ],
+)
+def test_an_embed_error_never_shows_a_sites_key(settings, embed):
+    configure(settings, embed=embed)
+    with pytest.raises(ChatConfigurationError) as raised:
+        embed_sites()
+    assert "s3cret" not in str(raised.value)
+    assert "s3cret" not in repr(raised.value.value)
+    assert all("s3cret" not in message.msg for message in check_chat())
+
+
+def test_a_valid_embed_setting_is_read_and_passes_the_checks():
+    sites = embed_sites()
+    assert sorted(sites) == ["members", "shop"]
+    assert sites["shop"].origins == (SHOP,)
+    assert sites["shop"].user is None
+    assert sites["members"].user is shop_user  # the dotted path, resolved
+    assert [m for m in check_chat() if m.is_serious()] == []
+
+
+def test_without_embed_no_site_is_known(settings):
+    configure(settings)
+    assert embed_sites() == {}
+    with pytest.raises(EmbedRefused) as refused:
+        check_token(sign_visitor("shop", "a", key=KEY), SHOP)
+    assert refused.value.code == "embed_token_invalid"
 
 
 # HTTP and SSE.
@@ -148,7 +185,7 @@ async def post(path: str, payload: Any, **headers: str) -> Any:
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.usefixtures("chat_project", "close_worker_connections")
+@pytest.mark.usefixtures("close_worker_connections")
 async def test_a_cross_site_request_without_a_token_is_refused_readably():
     response = await post("/chat/", {"text": "hi"}, Origin=SHOP)
     assert response.status_code == 401
@@ -159,7 +196,7 @@ async def test_a_cross_site_request_without_a_token_is_refused_readably():
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.usefixtures("chat_project", "close_worker_connections")
+@pytest.mark.usefixtures("close_worker_connections")
 async def test_the_preflight_allows_the_token_header():
     client = AsyncClient()
     response = await client.options(
@@ -173,7 +210,7 @@ async def test_the_preflight_allows_the_token_header():
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.usefixtures("chat_project", "close_worker_connections")
+@pytest.mark.usefixtures("close_worker_connections")
 async def test_a_visitor_chats_without_csrf_as_an_owner_of_its_own():
     response = await post("/chat/", {"text": "hello"}, Origin=SHOP, Authorization=bearer())
     assert response.status_code == 200
@@ -194,7 +231,7 @@ async def test_a_visitor_chats_without_csrf_as_an_owner_of_its_own():
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.usefixtures("chat_project", "close_worker_connections")
+@pytest.mark.usefixtures("close_worker_connections")
 async def test_a_token_from_another_origin_or_expired_is_refused():
     refused = await post(
         "/chat/", {"text": "x"}, Origin="https://evil.example", Authorization=bearer()
@@ -210,7 +247,7 @@ async def test_a_token_from_another_origin_or_expired_is_refused():
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.usefixtures("chat_project", "close_worker_connections")
+@pytest.mark.usefixtures("close_worker_connections")
 async def test_a_token_wins_over_the_session_cookie():
     client = AsyncClient(enforce_csrf_checks=True)
     await client.aforce_login(await make_user("bob"))
@@ -225,7 +262,7 @@ async def test_a_token_wins_over_the_session_cookie():
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.usefixtures("chat_project", "close_worker_connections")
+@pytest.mark.usefixtures("close_worker_connections")
 async def test_a_site_mapping_visitors_to_users_lets_them_confirm_over_sse():
     user = await make_user("alice")
     token = bearer("members", "alice")
@@ -252,19 +289,18 @@ async def test_a_site_mapping_visitors_to_users_lets_them_confirm_over_sse():
 # WebSocket.
 
 
-def gate() -> VisitorSocketGate:
-    return VisitorSocketGate(chat_websocket_application(), URLRouter(websocket_urlpatterns))
-
-
 def socket(token: str | None, origin: str = SHOP) -> WebsocketCommunicator:
     protocols = [SUBPROTOCOL] + ([f"chatomon.bearer.{token}"] if token is not None else [])
     return WebsocketCommunicator(
-        gate(), "/chat/", headers=[(b"origin", origin.encode())], subprotocols=protocols
+        chat_websocket_application(),
+        "/chat/",
+        headers=[(b"origin", origin.encode())],
+        subprotocols=protocols,
     )
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.usefixtures("chat_project", "close_worker_connections")
+@pytest.mark.usefixtures("close_worker_connections")
 async def test_a_visitor_socket_is_answered_with_the_chatomon_subprotocol():
     communicator = socket(sign_visitor("shop", "customer-42"))
     connected, protocol = await communicator.connect()
@@ -278,7 +314,7 @@ async def test_a_visitor_socket_is_answered_with_the_chatomon_subprotocol():
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.usefixtures("chat_project", "close_worker_connections")
+@pytest.mark.usefixtures("close_worker_connections")
 async def test_a_bad_socket_token_is_told_why_and_closed_with_4401():
     communicator = socket(sign_visitor("shop", "a", now=NOW))
     connected, protocol = await communicator.connect()
@@ -293,7 +329,7 @@ async def test_a_bad_socket_token_is_told_why_and_closed_with_4401():
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.usefixtures("chat_project", "close_worker_connections")
+@pytest.mark.usefixtures("close_worker_connections")
 async def test_a_cross_site_socket_without_a_token_meets_the_origin_check():
     connected, _ = await socket(None).connect()
     assert not connected

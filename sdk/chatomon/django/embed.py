@@ -6,17 +6,20 @@ visitor token, and the widget sends it as a bearer token:
 
 ```python
 # settings.py of the chatomon project
-CHATOMON_EMBED = {
-    "shop": {                                   # the site id
-        "key": "a long random secret of this site",
-        "origins": ["https://shop.example"],    # where its pages are served from
-        "user": None,                           # or (site, subject) -> a Django user
+CHATOMON = {
+    "enabled": True,
+    "embed": {
+        "shop": {                                   # the site id
+            "key": os.environ["SHOP_EMBED_KEY"],    # 32+ characters, shared with the site
+            "origins": ["https://shop.example"],    # where its pages are served from
+            "user": None,                           # or (site, subject) -> a Django user
+        },
     },
 }
 
 # the site's backend (any Django project with chatomon installed and the same key)
 from chatomon.django.embed import sign_visitor
-token = sign_visitor("shop", subject="customer-42", expires_in=600, key=SHOP_KEY)
+token = sign_visitor("shop", "customer-42", expires_in=600, key=os.environ["SHOP_EMBED_KEY"])
 ```
 
 ```html
@@ -31,34 +34,31 @@ the site's `origins`, then the request runs as the visitor: the site's `user(sit
 subject)` when it names a user, else an anonymous owner of its own, `visitor:<site>:<subject>`
 (so one subject keeps its conversations across devices, and two sites never share one).
 
-The transports apply them (`chatomon.django.transports.embedding`): CORS for HTTP and
-SSE, the token as a bearer token there and as a WebSocket subprotocol, a clear refusal
-for a cross-site request without one. `check_embed` is the system check of the setting.
+`CHATOMON["embed"]` is validated with the other settings (`EmbedSite` in
+`chatomon.django.settings.sections`): a bad entry is the system check's chatomon.E002,
+naming the key path, the value (never the key's) and what is allowed. The transports
+apply the tokens (`chatomon.django.transports.embedding`): CORS for HTTP and SSE, the
+token as a bearer token there and as a WebSocket subprotocol (`chat_websocket_application`
+routes such sockets), a clear refusal for a cross-site request without one.
 """
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings as django_settings
 from django.core import signing
-from django.core.checks import CheckMessage, Error
-from django.core.signals import setting_changed
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chatomon.chat.pipeline.wire import error_event
-from chatomon.django.settings.sections import Callback
-from chatomon.errors import ChatConfigurationError
+from chatomon.django.settings import chat_settings
+from chatomon.django.settings.sections import SITE_ID, SITE_ID_FORM, EmbedSite
 
 __all__ = [
     "EmbedRefused",
     "EmbedSite",
     "Visitor",
-    "check_embed",
     "check_token",
     "embed_sites",
     "sign_visitor",
@@ -67,19 +67,6 @@ __all__ = [
 SALT = "chatomon.django.embed.visitor"
 MAX_EXPIRES_IN = 24 * 3600
 """The longest lifetime `sign_visitor` gives a token: it is a bearer credential."""
-_SITE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-
-
-class EmbedSite(BaseModel):
-    """One embedding site of `settings.CHATOMON_EMBED`."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
-
-    key: str = Field(min_length=32, description="the site's secret, at least 32 characters")
-    origins: tuple[str, ...] = Field(min_length=1, description="the origins of its pages")
-    user: Callback | None = Field(
-        default=None, description="None, or a callable (site, subject) -> a Django user or None"
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,65 +96,14 @@ class EmbedRefused(Exception):  # noqa: N818 - a refusal, answered to the client
         return error_event(self.code, self.message)
 
 
-_cache: dict[str, Mapping[str, EmbedSite]] = {}
-
-
 def embed_sites() -> Mapping[str, EmbedSite]:
-    """`settings.CHATOMON_EMBED` validated (cached; `setting_changed` clears it).
+    """The sites of `settings.CHATOMON["embed"]`, validated with the other settings (cached).
 
     Raises:
-        ChatConfigurationError: A site id that is not 1-64 letters, digits, `-` or `_`,
-            or a site's entry that is not valid.
+        ChatConfigurationError: When settings.CHATOMON is not valid (the message names the
+            key path, e.g. CHATOMON['embed']['shop']['origins'], and what is allowed).
     """
-    known = _cache.get("sites")
-    if known is not None:
-        return known
-    raw = getattr(django_settings, "CHATOMON_EMBED", None) or {}
-    if not isinstance(raw, Mapping):
-        raise ChatConfigurationError(
-            f"CHATOMON_EMBED must be a mapping of site ids to sites, got {raw!r}"
-        )
-    sites: dict[str, EmbedSite] = {}
-    for site, entry in raw.items():
-        if not isinstance(site, str) or not _SITE_ID.fullmatch(site):
-            raise ChatConfigurationError(
-                f"CHATOMON_EMBED site id {site!r} must be 1-64 letters, digits, '-' or '_'"
-            )
-        try:
-            sites[site] = EmbedSite.model_validate(entry)
-        except ValidationError as error:
-            problems = "; ".join(
-                f"{'.'.join(map(str, e['loc'])) or 'entry'}: {e['msg']}" for e in error.errors()
-            )
-            raise ChatConfigurationError(f"CHATOMON_EMBED[{site!r}]: {problems}") from error
-    _cache["sites"] = sites
-    return sites
-
-
-def check_embed(app_configs: Any = None, **_: Any) -> list[CheckMessage]:
-    """The system check of `CHATOMON_EMBED`: `chatomon.E013` for an entry that is not valid.
-
-    Register it with `django.core.checks.register(check_embed, "chatomon")`: a bad key or
-    origin list then stops `manage.py check` and the server's start, instead of failing
-    the first embedded request.
-    """
-    try:
-        embed_sites()
-    except ChatConfigurationError as error:
-        hint = (
-            "CHATOMON_EMBED maps site ids to {'key': a secret of 32+ characters, "
-            "'origins': ['https://site.example'], 'user': None or a callable (site, subject)}"
-        )
-        return [Error(str(error), hint=hint, id="chatomon.E013")]
-    return []
-
-
-def _forget(setting: str, **_: Any) -> None:
-    if setting == "CHATOMON_EMBED":
-        _cache.clear()
-
-
-setting_changed.connect(_forget, dispatch_uid="chatomon.django.embed")
+    return chat_settings().embed
 
 
 def sign_visitor(
@@ -180,15 +116,15 @@ def sign_visitor(
 ) -> str:
     """A visitor token of `site` for `subject`, valid `expires_in` seconds.
 
-    `key` defaults to the site's key in `CHATOMON_EMBED` (a site backend that is not the
-    chatomon project passes its copy of the key).
+    `key` defaults to the site's key in `CHATOMON["embed"]` (a site backend that is not
+    the chatomon project passes its copy of the key).
 
     Raises:
         ValueError: An unknown site without a key, an empty subject, or a lifetime outside
             1 second to a day.
     """
-    if not _SITE_ID.fullmatch(site):
-        raise ValueError(f"a site id is 1-64 letters, digits, '-' or '_', got {site!r}")
+    if not SITE_ID.fullmatch(site):
+        raise ValueError(f"a site id is {SITE_ID_FORM}, got {site!r}")
     if not subject:
         raise ValueError("a visitor token needs a subject (who the visitor is on the site)")
     if not 1 <= expires_in <= MAX_EXPIRES_IN:
@@ -196,7 +132,7 @@ def sign_visitor(
     if key is None:
         known = embed_sites().get(site)
         if known is None:
-            raise ValueError(f"no site {site!r} in CHATOMON_EMBED, and no key given")
+            raise ValueError(f"no site {site!r} in CHATOMON['embed'], and no key given")
         key = known.key
     expires_at = int((time.time() if now is None else now) + expires_in)
     signed = _signer(key).sign_object({"sub": subject, "exp": expires_at})

@@ -18,7 +18,10 @@ application = ProtocolTypeRouter({
 "chat/") for projects that combine it with their own routes:
 `chat_websocket_application([*websocket_urlpatterns, *mine])`. The application is wrapped
 in Channels' session middleware, `ReleasedAuthMiddleware` (`scope["user"]`) and
-`ChatOriginValidator` (`allowed_origins`, else ALLOWED_HOSTS).
+`ChatOriginValidator` (`allowed_origins`, else ALLOWED_HOSTS); a socket that offers a
+visitor token (a page of a site in `CHATOMON["embed"]`) is routed around them by
+`VisitorSocketGate` (`chatomon.django.transports.embedding`): its origin is checked against
+the site's, and it runs as the visitor, with no cookie session.
 
 `ReleasedAuthMiddleware` is Channels' `AuthMiddleware` reading the user (Channels'
 `get_user`) through `chatomon.django.persistence.connections.released`: the handshake's
@@ -49,6 +52,7 @@ from django.urls import URLPattern, path
 
 from chatomon.django.persistence.connections import released
 from chatomon.django.settings import chat_settings
+from chatomon.django.transports.embedding import VisitorSocketGate
 from chatomon.django.transports.origins import ChatOriginValidator
 from chatomon.django.transports.websocket import USER_UNAVAILABLE, ChatConsumer
 
@@ -90,6 +94,12 @@ class ReleasedAuthMiddleware(BaseMiddleware):
 
 
 def chat_websocket_application(routes: Sequence[Any] | None = None) -> Any:
-    """The WebSocket app: `routes` (default: the chat route), authenticated, origin-checked."""
+    """The WebSocket app: `routes` (default: the chat route), authenticated, origin-checked.
+
+    A socket with a visitor token reaches the same routes as that visitor (module docstring).
+    """
     chosen = list(websocket_urlpatterns if routes is None else routes)
-    return ChatOriginValidator(SessionMiddlewareStack(ReleasedAuthMiddleware(URLRouter(chosen))))
+    router = URLRouter(chosen)
+    return VisitorSocketGate(
+        ChatOriginValidator(SessionMiddlewareStack(ReleasedAuthMiddleware(router))), router
+    )

@@ -21,9 +21,11 @@ from chatomon.chat.tools.context import ToolSettings
 from chatomon.data.registration import ManagerRegistry
 from chatomon.django.settings.atom import AtomSettings
 from chatomon.django.settings.sections import (
+    EMBED_FORM,
     SECTION,
     AuditSettings,
     Callback,
+    EmbedSites,
     FrozenMapping,
     PlannedSettings,
     ProviderProfile,
@@ -94,6 +96,7 @@ class ChatSettings:
     allowed_origins: tuple[Text, ...] | None = Field(
         default=None, description="None or a list of origins"
     )
+    embed: EmbedSites = Field(default_factory=dict, validate_default=True, description=EMBED_FORM)
     allowed_mutations: MutationNames = Field(default=(), description="a list of mutation names")
     confirm_mutations: MutationNames = Field(
         default=(), description="a list of names from allowed_mutations"
