@@ -140,6 +140,14 @@
     this.add(li);
     htmx.process(li);
   };
+  /* A card that could not be fetched says so (the placeholder would wait forever). */
+  document.addEventListener("htmx:responseError", function (event) {
+    var target = event.detail.elt;
+    if (target && target.classList && target.classList.contains("cc-message--confirm")) {
+      target.textContent = "The confirmation could not be shown: reload the page to decide it.";
+      target.setAttribute("role", "alert");
+    }
+  });
   /* The staff member's own decision is named as the server names them (console/people.py). */
   Turn.prototype.person = function (label) {
     var me = this.composer.dataset;
