@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -27,6 +28,10 @@ def shop_user(site: str, subject: str) -> Any:
     from django.contrib.auth import get_user_model  # noqa: PLC0415
 
     return get_user_model().objects.filter(username=subject).first()
+
+
+def subject_only(subject: str) -> None:
+    """A `user` callable that forgot the site argument."""
 
 
 SITES = {
@@ -120,6 +125,11 @@ def test_sign_visitor_refuses_what_cannot_make_a_token(arguments, message):
             "['shop']['user']",
             "cannot be imported",
         ),
+        (
+            {"shop": {"key": KEY, "origins": [SHOP], "user": f"{__name__}.subject_only"}},
+            "['shop']['user']",
+            "cannot be called with the two arguments (site, subject)",
+        ),
         (["shop"], "['embed']", "mapping of site ids to sites"),
         (None, "['embed']", "got None"),
         ({"shop": (KEY, [SHOP])}, "['embed']['shop']", "must be a mapping {'key'"),
@@ -127,7 +137,7 @@ def test_sign_visitor_refuses_what_cannot_make_a_token(arguments, message):
 )
 def test_a_bad_embed_setting_is_a_clear_settings_error(settings, value, key, message):
     configure(settings, embed=value)
-    with pytest.raises(ChatConfigurationError, match=message) as raised:
+    with pytest.raises(ChatConfigurationError, match=re.escape(message)) as raised:
         embed_sites()
     assert "CHATOMON['embed']" in str(raised.value)
     assert key in str(raised.value)

@@ -8,6 +8,7 @@ Django settings and `chatomon.planned.config` read them alike.
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
@@ -197,6 +198,23 @@ def _origin(value: str) -> str:
 Origin = Annotated[str, Field(strict=True), AfterValidator(_origin)]
 
 
+def _site_user(user: Callable[..., Any]) -> Callable[..., Any]:
+    # Called on a visitor's first request: a callable that cannot take (site, subject)
+    # would fail there, so its signature is read now (when it has one to read).
+    try:
+        signature = inspect.signature(user)
+    except (TypeError, ValueError):
+        return user
+    try:
+        signature.bind("site", "subject")
+    except TypeError:
+        raise invalid(
+            f"names {getattr(user, '__qualname__', user)!r}, which cannot be called with the "
+            "two arguments (site, subject)"
+        ) from None
+    return user
+
+
 @dataclass(frozen=True, config=SECTION)
 class EmbedSite:
     """One site of `embed`: a site whose pages embed the chat with visitor tokens.
@@ -215,7 +233,7 @@ class EmbedSite:
     origins: tuple[Origin, ...] = Field(
         min_length=1, description="a list of at least one origin such as 'https://shop.example'"
     )
-    user: Callback | None = Field(
+    user: Annotated[Callback, AfterValidator(_site_user)] | None = Field(
         default=None,
         description="None, a callable or a dotted path to a callable receiving (site, subject)",
     )
