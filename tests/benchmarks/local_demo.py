@@ -52,10 +52,13 @@ def client(url: str) -> httpx.Client:
 
 def ask(url: str, text: str) -> dict[str, Any]:
     """One turn in a new conversation: wall time, tool calls, the answer's start."""
-    with client(url) as http:
+    http = client(url)
+    try:
         start = time.perf_counter()
         response = http.post("/chat/", json={"text": text})
         seconds = time.perf_counter() - start
+    finally:
+        http.close()
     events = response.json().get("events", [])
     answer = "".join(e.get("content", "") for e in events if e.get("type") == "text_chunk")
     calls = [f"{e['name']}({e.get('args')})" for e in events if e.get("type") == "tool_call"]

@@ -18,10 +18,12 @@ import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from chatomon import ConfigurationError
+from chatomon.errors import ProviderContextLengthError
 from chatomon.providers import Message, local_assembly, local_models
 from chatomon.providers import local as local_module
 from chatomon.providers.local import LocalProvider, default_model_path
@@ -37,6 +39,7 @@ from chatomon.providers.local_models import (
     chunk_paths,
     named_model,
 )
+from chatomon.providers.local_runtime import LocalModel
 from chatomon.providers.registry import resolve_provider
 
 PIECES = [b"GGUF-first-", b"second-", b"third"]
@@ -292,3 +295,62 @@ def test_the_default_model_is_the_official_file_and_loads(
         assert provider.loaded
     finally:
         provider.close()
+
+
+# --- warming: reading a prompt into the cache ------------------------------------------------
+
+
+class PrefillLlama:
+    """llama_cpp.Llama's prompt-cache surface: tokens are words, eval records each chunk."""
+
+    def __init__(self, context: int = 64) -> None:
+        self.context = context
+        self.input_ids: list[int] = [0] * context
+        self.n_tokens = 0
+        self.chunks: list[list[int]] = []
+        self.on_eval: Any = None
+
+    def n_ctx(self) -> int:
+        return self.context
+
+    def tokenize(self, text: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
+        return [len(word) for word in text.split()]
+
+    def eval(self, tokens: list[int]) -> None:
+        self.chunks.append(list(tokens))
+        self.input_ids[self.n_tokens : self.n_tokens + len(tokens)] = tokens
+        self.n_tokens += len(tokens)
+        if self.on_eval is not None:
+            self.on_eval()
+
+    def close(self) -> None:
+        pass
+
+
+def loaded(llm: PrefillLlama) -> LocalModel:
+    return LocalModel(object(), llm, {"max_tokens": 8}, "local")
+
+
+def test_prefill_reads_only_what_the_cache_lacks_in_chunks() -> None:
+    llm = PrefillLlama()
+    model = loaded(llm)
+    assert model.prefill("a bb ccc dddd eeeee", chunk=2) == 5
+    assert llm.chunks == [[1, 2], [3, 4], [5]]
+    llm.chunks.clear()
+    assert model.prefill("a bb ccc x yy", chunk=2) == 5  # shares three tokens
+    assert llm.chunks == [[1, 2]]
+    assert llm.input_ids[: llm.n_tokens] == [1, 2, 3, 1, 2]
+
+
+def test_prefill_stops_between_chunks_once_the_model_closes() -> None:
+    llm = PrefillLlama()
+    model = loaded(llm)
+    llm.on_eval = model.closing.set  # closing while the first chunk is read
+    model.prefill("a bb ccc dddd eeeee", chunk=2)
+    assert llm.chunks == [[1, 2]]
+
+
+def test_prefill_refuses_a_prompt_longer_than_the_context() -> None:
+    model = loaded(PrefillLlama(context=3))
+    with pytest.raises(ProviderContextLengthError, match="context_size is 3"):
+        model.prefill("a b c d")

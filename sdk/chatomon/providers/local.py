@@ -313,27 +313,21 @@ class LocalProvider(BaseLLMProvider):
     ) -> int:
         """Load the model now and, given a request, read its prompt into llama.cpp's cache.
 
-        The prompt cache keeps the last prompt read: a later request sharing its start
-        (the same system prompt and tools, as every first turn of a chat service has)
-        reads only the rest. One token is generated and dropped. Returns the number of
-        prompt tokens (0 without messages).
+        The cache keeps the last prompt read: a later request sharing its start (the same
+        system prompt and tools, as every first turn of a chat service has) reads only the
+        rest. Nothing is generated; closing the provider stops the reading within a few
+        dozen tokens. Returns the number of prompt tokens (0 without messages).
 
         Raises:
-            The same errors as `complete`.
+            The errors of `complete` (loading, a prompt longer than the context).
         """
         model = await self._loaded_model()
         if not messages:
             return 0
         offered = tools if tool_rounds(messages) < self.settings["max_tool_rounds"] else ()
-        prompt = self._prompt(messages, tools, offered)
-        grammar = model.grammar_for(offered) if offered and self.settings["grammar"] else None
-        stream = model.stream(prompt, grammar=grammar, max_tokens=1)
-        try:
-            async for _ in stream:
-                pass
-        finally:
-            await stream.aclose()
-        return stream.prompt_tokens
+        if offered and self.settings["grammar"]:
+            model.grammar_for(offered)  # built once and cached for the first real request
+        return await asyncio.to_thread(model.prefill, self._prompt(messages, tools, offered))
 
     def _prompt(
         self,

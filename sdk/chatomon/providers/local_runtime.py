@@ -31,12 +31,14 @@ from chatomon.providers.local_template import (
     tool_call_schema,
 )
 
-__all__ = ["CompletionStream", "LocalModel"]
+__all__ = ["PREFILL_CHUNK", "CompletionStream", "LocalModel"]
 
 logger = logging.getLogger(__name__)
 
 _END = object()
 _GRAMMAR_CACHE_SIZE = 16
+PREFILL_CHUNK = 128
+"""Tokens read per step of `LocalModel.prefill` (each step ends in Python, where it can stop)."""
 _LIVE: weakref.WeakSet[LocalModel] = weakref.WeakSet()
 
 
@@ -124,9 +126,40 @@ class LocalModel:
         """The text pieces of one completion of `prompt`, generated in a worker thread.
 
         With `text_only`, the first token may not open a JSON object nor be blank;
-        `max_tokens` overrides the setting (warming the prompt cache writes one token).
+        `max_tokens` overrides the setting.
         """
         return CompletionStream(self, prompt, grammar, text_only=text_only, max_tokens=max_tokens)
+
+    def prefill(self, prompt: str, *, chunk: int = PREFILL_CHUNK) -> int:
+        """Read `prompt` into the KV cache without generating; returns its token count.
+
+        Blocking: call it in a thread. The prompt is read `chunk` tokens at a time after
+        the prefix the cache already holds, stopping between chunks once the model is
+        closing (a warm-up must not hold up the process' exit for the whole prompt). A
+        later completion whose prompt starts the same reads only the rest (llama.cpp's
+        prefix match), so the tokens are made as `create_completion` makes them.
+        """
+        label = self.label
+        with self.lock:
+            llm = self.llm
+            if llm is None or self.closing.is_set():
+                raise ProviderUnavailableError(f"{label} model was closed", provider=label)
+            tokens = list(llm.tokenize(prompt.encode("utf-8"), special=True))
+            if len(tokens) >= int(llm.n_ctx()):
+                raise ProviderContextLengthError(
+                    f"{label} prompt has {len(tokens)} tokens; context_size is {llm.n_ctx()}",
+                    provider=label,
+                )
+            cached = list(llm.input_ids[: llm.n_tokens])
+            kept = 0
+            while kept < min(len(cached), len(tokens)) and cached[kept] == tokens[kept]:
+                kept += 1
+            llm.n_tokens = kept  # eval drops whatever the cache held after the shared prefix
+            for start in range(kept, len(tokens), chunk):
+                if self.closing.is_set():
+                    break
+                llm.eval(tokens[start : start + chunk])
+            return len(tokens)
 
     def answer_start_ban(self) -> list[int]:
         """Token ids a text-only answer may not start with (blank, special, or `{`...).
