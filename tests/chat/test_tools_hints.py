@@ -193,3 +193,28 @@ def test_an_empty_aggregate_over_a_text_filter_has_the_hint(catalog: Catalog) ->
     counted = catalog.call("aggregate", {**args, "filters": {"name__startswith": "Bo"}})
     assert counted["groups"][0]["values"]["count"] == 1
     assert "hint" not in counted
+
+
+def test_a_relation_that_only_leads_the_other_way_says_where_to_start(catalog: Catalog) -> None:
+    result = query(catalog, filters={"project_id": 1})
+    assert result["code"] == "unknown_filter"
+    assert "ProjectManager.projects" not in result["message"]
+    message = result["message"]
+    assert "query ProjectManager with fields" in message or "did you mean 'projects'" in message
+
+
+def test_the_reverse_hint_gives_the_selection_to_copy() -> None:
+    from chatomon.chat.tools import Toolset  # noqa: PLC0415 - toy registry only here
+    from chatomon.data.fixtures import toy_registry  # noqa: PLC0415
+
+    toolset = Toolset(toy_registry())
+    result = toolset.call_sync(
+        "query", {"manager": "PartManager", "filters": {"project_id": 1}}, toolset.context()
+    )
+    assert 'query ProjectManager with fields [{"parts": ["name"]}]' in result["message"]
+    rows = toolset.call_sync(
+        "query",
+        {"manager": "ProjectManager", "filters": {"id": 1}, "fields": [{"parts": ["name"]}]},
+        toolset.context(),
+    )["data"]
+    assert rows[0]["parts"] == [{"id": 3, "name": "Gear"}]

@@ -36,6 +36,7 @@ __all__ = [
     "listing",
     "lookup_alias",
     "relation_value_hint",
+    "reverse_relation",
     "unknown_filter",
     "unknown_lookup",
     "unknown_member",
@@ -145,6 +146,24 @@ def field_elsewhere(
     return None
 
 
+def reverse_relation(
+    index: SchemaIndex, schema: ManagerSchema, name: str
+) -> tuple[str, str] | None:
+    """(manager, relation): the manager `name` speaks of, whose relation leads to `schema`.
+
+    A model asks parts for `project_id` when only projects lead to parts: the parts of a
+    project are read from the project.
+    """
+    words = " ".join(word for word in name.split("_") if word.lower() != "id")
+    for other in index.search_index.search(words, 3) if words else ():
+        if other.name == schema.name:
+            continue
+        for relation in other.relations.values():
+            if relation.target == schema.name:
+                return other.name, relation.name
+    return None
+
+
 def filter_names(schema: ManagerSchema) -> list[str]:
     """The names `schema` can be filtered by, `id` first."""
     return ["id", *(name for name in schema.filters if name != "id")]
@@ -175,6 +194,13 @@ def unknown_filter(
         relation, target, field = elsewhere
         shown = example(f"{prefix}{relation}__{field}{suffix}", raw)
         hint = f"; {field} is a field of {target}, through {relation}: {shown}"
+    elif position == 0 and (reverse := reverse_relation(index, schema, name)) is not None:
+        other, relation = reverse
+        selected = json.dumps({relation: [label_field(schema) or "id"]})
+        hint = (
+            f"; {schema.name} has no relation to {other}, but {other}.{relation} leads "
+            f"here: query {other} with fields [{selected}] (filtered as you need)"
+        )
     return DataError(
         f"{key}: {schema.name} cannot be filtered by {name!r}{hint}",
         code="unknown_filter",
