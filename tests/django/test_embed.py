@@ -30,6 +30,13 @@ def shop_user(site: str, subject: str) -> Any:
     return get_user_model().objects.filter(username=subject).first()
 
 
+def database_away(site: str, subject: str) -> Any:
+    """The `user` callable of the "down" site: its database cannot be reached."""
+    from django.db import OperationalError  # noqa: PLC0415
+
+    raise OperationalError("connection refused")
+
+
 def subject_only(subject: str) -> None:
     """A `user` callable that forgot the site argument."""
 
@@ -37,6 +44,7 @@ def subject_only(subject: str) -> None:
 SITES = {
     "shop": {"key": KEY, "origins": [SHOP]},
     "members": {"key": "m" * 40, "origins": [SHOP], "user": f"{__name__}.shop_user"},
+    "down": {"key": "d" * 40, "origins": [SHOP], "user": f"{__name__}.database_away"},
 }
 
 
@@ -166,7 +174,7 @@ def test_an_embed_error_never_shows_a_sites_key(settings, embed):
 
 def test_a_valid_embed_setting_is_read_and_passes_the_checks():
     sites = embed_sites()
-    assert sorted(sites) == ["members", "shop"]
+    assert sorted(sites) == ["down", "members", "shop"]
     assert sites["shop"].origins == (SHOP,)
     assert sites["shop"].user is None
     assert sites["members"].user is shop_user  # the dotted path, resolved
@@ -296,6 +304,18 @@ async def test_a_site_mapping_visitors_to_users_lets_them_confirm_over_sse():
     assert (conversation.owner_kind, conversation.owner_key) == ("user", str(user.pk))
 
 
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("close_worker_connections")
+async def test_a_sites_user_lookup_without_its_database_is_store_unavailable(caplog):
+    for path in ("/chat/", "/chat/stream/"):
+        response = await post(path, {"text": "hi"}, Origin=SHOP, Authorization=bearer("down"))
+        assert response.status_code == 503
+        assert response["Access-Control-Allow-Origin"] == SHOP
+        assert b"store_unavailable" in response.content
+    assert any("could not read its user" in r.getMessage() for r in caplog.records)
+    assert await Conversation.objects.acount() == 0
+
+
 # WebSocket.
 
 
@@ -343,3 +363,14 @@ async def test_a_bad_socket_token_is_told_why_and_closed_with_4401():
 async def test_a_cross_site_socket_without_a_token_meets_the_origin_check():
     connected, _ = await socket(None).connect()
     assert not connected
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("close_worker_connections")
+async def test_a_visitor_socket_whose_user_cannot_be_read_is_closed_1011():
+    communicator = socket(sign_visitor("down", "a"))
+    assert (await communicator.connect())[0]
+    event = await communicator.receive_json_from(timeout=5)
+    assert (event["code"], event["reason"]) == ("chat_error", "store_unavailable")
+    closed = await communicator.receive_output(timeout=5)
+    assert closed == {"type": "websocket.close", "code": 1011}

@@ -9,20 +9,30 @@ never by the browser on its own, so there is nothing to forge) and runs as the v
 subprotocol, `chatomon.bearer.<token>` (a browser cannot set a socket's headers); its
 origin is checked against the site's, the server answers with the `chatomon` subprotocol,
 and a bad token gets an `error` event and close code 4401.
+
+A site's `user` callable reads the database: it runs through
+`chatomon.django.persistence.connections.released` (a connection the database closed while
+idle is replaced), and a database that cannot be reached is `store_unavailable`, as for
+every chat request: 503 over HTTP and SSE, `chat_error` and close 1011 over WebSocket.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import AnonymousUser
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 
+from chatomon.chat.pipeline.wire import store_unavailable_event
 from chatomon.django.embed import EmbedRefused, Visitor, check_token, embed_sites
+from chatomon.django.persistence.connections import released
 from chatomon.django.transports.admission import SESSION_MARKER
+from chatomon.django.transports.websocket import USER_UNAVAILABLE
 
 __all__ = [
     "CLOSE_UNAUTHORIZED",
@@ -40,6 +50,7 @@ SUBPROTOCOL = "chatomon"
 TOKEN_SUBPROTOCOL_PREFIX = "chatomon.bearer."  # noqa: S105 - a name prefix, no secret
 """A visitor's socket offers its token as the subprotocol `chatomon.bearer.<token>`."""
 CLOSE_UNAUTHORIZED = 4401
+logger = logging.getLogger(__name__)
 _ALLOWED_HEADERS = "Authorization, Content-Type, Accept, Last-Event-ID, X-CSRFToken"
 
 
@@ -58,11 +69,15 @@ class VisitorSession(dict[str, Any]):
 
 
 async def visitor_user(visitor: Visitor) -> Any:
-    """The site's user for the visitor (its `user` callable), else AnonymousUser."""
+    """The site's user for the visitor (its `user` callable), else AnonymousUser.
+
+    Raises:
+        OperationalError, InterfaceError: The callable could not reach the database.
+    """
     site = embed_sites()[visitor.site]
     if site.user is None:
         return AnonymousUser()
-    found = await sync_to_async(site.user)(visitor.site, visitor.subject)
+    found = await sync_to_async(released)(site.user, visitor.site, visitor.subject)
     return AnonymousUser() if found is None else found
 
 
@@ -111,7 +126,11 @@ def embeddable(cookie_view: View, token_view: View, refuse: Refuse) -> View:
             visitor = check_token(token, origin)
         except EmbedRefused as refused:
             return _with_cors(refuse(request, refused.status, refused.event()), origin)
-        request.user = await visitor_user(visitor)
+        try:
+            request.user = await visitor_user(visitor)
+        except (OperationalError, InterfaceError) as error:
+            logger.error("a visitor's request could not read its user: %s", error)
+            return _with_cors(refuse(request, 503, store_unavailable_event()), origin)
         request.session = VisitorSession(visitor)  # type: ignore[assignment]
         return _with_cors(await token_view(request, *args, **kwargs), origin)
 
@@ -176,7 +195,14 @@ class VisitorSocketGate:
             visitor = check_token(token, _socket_origin(scope))
         except EmbedRefused as refused:
             return await _refuse_socket(receive, send, refused)
-        scope = {**scope, "user": await visitor_user(visitor), "session": VisitorSession(visitor)}
+        scope = {**scope, "session": VisitorSession(visitor)}
+        try:
+            scope["user"] = await visitor_user(visitor)
+        except (OperationalError, InterfaceError) as error:
+            # As ReleasedAuthMiddleware does: the consumer answers store_unavailable.
+            logger.error("a visitor's socket could not read its user: %s", error)
+            scope["user"] = AnonymousUser()
+            scope[USER_UNAVAILABLE] = error
 
         async def answering(message: Any) -> None:
             if message.get("type") == "websocket.accept" and not message.get("subprotocol"):
