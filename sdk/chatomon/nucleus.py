@@ -22,7 +22,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from chatomon.errors import ConfigurationError
 from chatomon.events import TextChunk
-from chatomon.schemas import Message
+from chatomon.schemas import Message, TokenUsage
 
 __all__ = [
     "CallableNucleus",
@@ -32,6 +32,7 @@ __all__ = [
     "NucleusSuspend",
     "StepTiming",
     "as_nucleus",
+    "provider_model",
 ]
 
 
@@ -90,6 +91,8 @@ class StepTiming:
         started: `time.perf_counter()` when the step started.
         ended: `time.perf_counter()` when it ended.
         status: The tool result's status, when there is one.
+        model: The model a provider round asked, when its provider names one.
+        usage: The tokens of a provider round, when the provider reported them.
     """
 
     kind: Literal["provider_round", "tool_call"]
@@ -97,6 +100,15 @@ class StepTiming:
     started: float
     ended: float
     status: str | None = None
+    model: str | None = None
+    usage: TokenUsage | None = None
+
+
+def provider_model(provider: object) -> str | None:
+    """The model a provider asks (its ``model`` setting), or None when it names none."""
+    settings = getattr(provider, "settings", None)
+    model = settings.get("model") if isinstance(settings, Mapping) else None
+    return model if isinstance(model, str) and model else None
 
 
 @runtime_checkable

@@ -446,6 +446,10 @@ class NucleusStep(BaseModel):
     """How long it took, in milliseconds."""
     status: str | None = None
     """The tool result's status ("ok", "error", "executed", "confirmation_required", ...)."""
+    model: str | None = None
+    """The model a provider round asked, when its provider names one."""
+    usage: TokenUsage | None = None
+    """The tokens of a provider round; None for a tool call, or when not reported."""
 
 
 class TurnPause(BaseModel):

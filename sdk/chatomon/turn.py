@@ -208,6 +208,8 @@ class Turn:
                 started_ms=(timing.started - self._started) * 1000,
                 duration_ms=(timing.ended - timing.started) * 1000,
                 status=timing.status,
+                model=timing.model,
+                usage=timing.usage,
             )
         )
 

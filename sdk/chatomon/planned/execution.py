@@ -16,7 +16,7 @@ from typing import Any
 
 from chatomon.chat.budget import TurnBudget, require_room
 from chatomon.chat.tools.toolset import Toolset
-from chatomon.nucleus import StepTiming
+from chatomon.nucleus import StepTiming, provider_model
 from chatomon.planned.budget import RoundBudget
 from chatomon.planned.config import PlannedChatSettings
 from chatomon.planned.evidence import EvidenceStore
@@ -139,4 +139,14 @@ class Execution:
         if self.rate_budget is not None:
             await self.rate_budget.record(result.usage)
         await self.emit(result.usage)
-        await self.emit(StepTiming("provider_round", role, started, time.perf_counter()))
+        model = provider_model(self.providers[role])
+        await self.emit(
+            StepTiming(
+                "provider_round",
+                role,
+                started,
+                time.perf_counter(),
+                model=model,
+                usage=result.usage,
+            )
+        )

@@ -18,7 +18,7 @@ from typing import Any
 
 from chatomon.chat.budget import require_room
 from chatomon.events import TextChunk
-from chatomon.nucleus import NucleusReply, StepTiming
+from chatomon.nucleus import NucleusReply, StepTiming, provider_model
 from chatomon.planned.audit import emit_planned_audit_event, planned_audit_lineage_id
 from chatomon.planned.evidence import EvidenceRecord
 from chatomon.planned.execution import Execution
@@ -143,7 +143,15 @@ class PlannedRead:
         if execution.rate_budget is not None:
             await execution.rate_budget.record(outcome.usage)
         yield outcome.usage
-        yield StepTiming("provider_round", outcome.role, started, time.perf_counter())
+        model = provider_model(execution.providers.get(outcome.role))
+        yield StepTiming(
+            "provider_round",
+            outcome.role,
+            started,
+            time.perf_counter(),
+            model=model,
+            usage=outcome.usage,
+        )
         yield self.report(self.result.terminal_reason)
         yield NucleusReply(outcome.text)
 

@@ -35,7 +35,7 @@ from chatomon.chat.tools.context import AuditHook
 from chatomon.chat.tools.toolset import Toolset
 from chatomon.data.schema import SchemaIndex
 from chatomon.errors import ChatConfigurationError
-from chatomon.nucleus import Nucleus, NucleusRequest, StepTiming
+from chatomon.nucleus import Nucleus, NucleusRequest, StepTiming, provider_model
 from chatomon.planned.budget import RoundBudget
 from chatomon.planned.catalog import ManagerCatalog, load_manager_catalog
 from chatomon.planned.config import (
@@ -256,7 +256,15 @@ class PlannedNucleus:
         if self.budget is not None:
             await self.budget.record(usage)
         yield usage
-        yield StepTiming("provider_round", "planner", prepared.started, time.perf_counter())
+        model = provider_model(self.planned.providers.get("planner"))
+        yield StepTiming(
+            "provider_round",
+            "planner",
+            prepared.started,
+            time.perf_counter(),
+            model=model,
+            usage=usage,
+        )
 
     def _execution(self, request: NucleusRequest, budget: RoundBudget) -> Execution:
         index = self.toolset.registry.schema_index()

@@ -56,7 +56,13 @@ from chatomon.chat.tools.toolset import Toolset
 from chatomon.data.mutations import aexecute_mutation
 from chatomon.errors import ConfigurationError, ToolLoopError
 from chatomon.events import TextChunk
-from chatomon.nucleus import NucleusReply, NucleusRequest, NucleusSuspend, StepTiming
+from chatomon.nucleus import (
+    NucleusReply,
+    NucleusRequest,
+    NucleusSuspend,
+    StepTiming,
+    provider_model,
+)
 from chatomon.providers.base import (
     DoneEvent,
     Message,
@@ -214,6 +220,7 @@ class ToolLoop:
             # Text of an answer that may still be sent back for recovery is held back.
             hold = self.limits.recover_missing_tool_calls and not state.recovered
             text, calls = [], []
+            usage = None
             started = time.perf_counter()
             # aclosing: a consumer that stops reading closes the provider stream at once.
             async with contextlib.aclosing(self._complete(state.messages)) as events:
@@ -225,11 +232,15 @@ class ToolLoop:
                     elif isinstance(event, ToolCallEvent):
                         calls.append(event)
                     elif isinstance(event, DoneEvent):
+                        usage = event.usage
                         yield event.usage
                         if self.budget is not None:
                             await self.budget.record(event.usage)
             name = type(self.provider).__name__
-            yield StepTiming("provider_round", name, started, time.perf_counter())
+            yield StepTiming(
+                "provider_round", name, started, time.perf_counter(),
+                model=provider_model(self.provider), usage=usage,
+            )  # fmt: skip
             answer = "".join(text)
             if not calls:
                 recovery = self._recovery(state, answer)
