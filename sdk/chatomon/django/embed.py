@@ -35,7 +35,7 @@ subject)` when it names a user, else an anonymous owner of its own, `visitor:<si
 (so one subject keeps its conversations across devices, and two sites never share one).
 
 `CHATOMON["embed"]` is validated with the other settings (`EmbedSite` in
-`chatomon.django.settings.sections`): a bad entry is the system check's chatomon.E002,
+`chatomon.django.settings.embed`): a bad entry is the system check's chatomon.E002,
 naming the key path, the value (never the key's) and what is allowed. The transports
 apply the tokens (`chatomon.django.transports.embedding`): CORS for HTTP and SSE, the
 token as a bearer token there and as a WebSocket subprotocol (`chat_websocket_application`
@@ -53,7 +53,7 @@ from django.core import signing
 
 from chatomon.chat.pipeline.wire import error_event
 from chatomon.django.settings import chat_settings
-from chatomon.django.settings.sections import SITE_ID, SITE_ID_FORM, EmbedSite
+from chatomon.django.settings.embed import SITE_ID, SITE_ID_FORM, EmbedSite
 
 __all__ = [
     "EmbedRefused",

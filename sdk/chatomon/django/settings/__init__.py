@@ -18,7 +18,8 @@ Ollama, so a fresh project answers without a model server. chatomon adds `atom`,
 by default, or "failed_tool_rounds"), two request budgets in `rate_limit`
 (`console_requests`, the staff console's chat per staff user, and
 `anonymous_requests_per_ip`, anonymous askers per client address: see
-`RateLimitSettings`), `registry` and `workers` (how many server processes
+`RateLimitSettings`), `embed` (the sites that embed the widget with visitor tokens:
+`chatomon.django.settings.embed`), `registry` and `workers` (how many server processes
 share the deployment: the system checks warn when more than one uses the in-memory channel
 layer; None reads the WEB_CONCURRENCY environment variable, which gunicorn and uvicorn
 honour, and defaults to 1).
@@ -79,6 +80,7 @@ DEFAULTS: Mapping[str, Any] = MappingProxyType(
         "planned": {},
         "permission": None,
         "allowed_origins": None,
+        "embed": {},
         "allowed_mutations": [],
         "confirm_mutations": [],
         "confirm_timeout_seconds": 30,

@@ -20,12 +20,11 @@ from chatomon.chat.pipeline import AtomConfig
 from chatomon.chat.tools.context import ToolSettings
 from chatomon.data.registration import ManagerRegistry
 from chatomon.django.settings.atom import AtomSettings
+from chatomon.django.settings.embed import EMBED_FORM, EmbedSites
 from chatomon.django.settings.sections import (
-    EMBED_FORM,
     SECTION,
     AuditSettings,
     Callback,
-    EmbedSites,
     FrozenMapping,
     PlannedSettings,
     ProviderProfile,
