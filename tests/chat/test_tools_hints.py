@@ -218,3 +218,29 @@ def test_the_reverse_hint_gives_the_selection_to_copy() -> None:
         toolset.context(),
     )["data"]
     assert rows[0]["parts"] == [{"id": 3, "name": "Gear"}]
+
+
+@pytest.mark.parametrize(
+    ("manager", "filters", "offered", "found"),
+    [
+        ("ProjectManager", {"project_id": "Apollo"}, {"name": "Apollo"}, ["Apollo"]),
+        (
+            "ProjectManager",
+            {"partMaterial": "cobalt"},
+            {"parts__material__name": "cobalt"},
+            ["Apollo"],
+        ),
+    ],
+)
+def test_a_filter_naming_a_reachable_manager_gives_the_path_to_its_label(
+    manager: str, filters: dict[str, Any], offered: dict[str, Any], found: list[str]
+) -> None:
+    from chatomon.chat.tools import Toolset  # noqa: PLC0415 - toy registry only here
+    from chatomon.data.fixtures import toy_registry  # noqa: PLC0415
+
+    toolset = Toolset(toy_registry())
+    result = toolset.call_sync("query", {"manager": manager, "filters": filters}, toolset.context())
+    assert result["code"] == "unknown_filter"
+    assert copied_filter(result["message"]) == offered
+    again = toolset.call_sync("query", {"manager": manager, "filters": offered}, toolset.context())
+    assert names(again) == found

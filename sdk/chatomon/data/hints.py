@@ -26,6 +26,7 @@ from chatomon._suggest import closest, did_you_mean
 from chatomon.data.errors import DataError
 from chatomon.data.fields import RELATION_LOOKUPS
 from chatomon.data.schema import FieldSchema, ManagerSchema, SchemaIndex
+from chatomon.data.search import normalize_words
 
 __all__ = [
     "LOOKUP_ALIASES",
@@ -35,6 +36,7 @@ __all__ = [
     "label_field",
     "listing",
     "lookup_alias",
+    "manager_path",
     "relation_value_hint",
     "reverse_relation",
     "unknown_filter",
@@ -146,6 +148,25 @@ def field_elsewhere(
     return None
 
 
+def manager_path(
+    index: SchemaIndex, schema: ManagerSchema, name: str
+) -> tuple[str, tuple[str, ...]] | None:
+    """(manager, relations): the manager a filter name speaks of, reachable from `schema`.
+
+    "project_id" asked of projects is the project itself (no relation: filter its name);
+    "partMaterial" asked of projects is the material of their parts.
+    """
+    words = [word for word in normalize_words(name) if word != "id"]
+    for word in reversed(words):  # the last word is the thing: partMaterial is a material
+        for other in index.search_index.search(word, 3):
+            if word not in normalize_words(other.name):
+                continue
+            path = index.find_path(schema.name, other.name)
+            if path is not None:
+                return other.name, path.relations
+    return None
+
+
 def reverse_relation(
     index: SchemaIndex, schema: ManagerSchema, name: str
 ) -> tuple[str, str] | None:
@@ -194,6 +215,12 @@ def unknown_filter(
         relation, target, field = elsewhere
         shown = example(f"{prefix}{relation}__{field}{suffix}", raw)
         hint = f"; {field} is a field of {target}, through {relation}: {shown}"
+    elif (path := manager_path(index, schema, name)) is not None:
+        target, relations = path
+        label = "id" if isinstance(raw, int) else (label_field(index.managers[target]) or "id")
+        key_path = "".join(f"{relation}__" for relation in relations)
+        shown = example(f"{prefix}{key_path}{label}", raw)
+        hint = f"; {name!r} names {target}: filter on its {label}, {shown}"
     elif position == 0 and (reverse := reverse_relation(index, schema, name)) is not None:
         other, relation = reverse
         selected = json.dumps({relation: [label_field(schema) or "id"]})
