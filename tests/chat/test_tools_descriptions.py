@@ -78,3 +78,23 @@ def test_the_mutation_argument_is_an_enum_of_the_allowed_names() -> None:
     refused = toolset.call_sync("mutate", {"mutation": "createPrt", "input": {}}, toolset.context())
     assert refused["code"] == "mutation_not_allowed"
     assert "did you mean 'createPart'" in refused["message"]
+
+
+def test_the_manager_arguments_are_an_enum_of_the_exposed_names_when_few() -> None:
+    from chatomon.data.fixtures import large_registry  # noqa: PLC0415 - only here
+
+    toy = Toolset(toy_registry())
+    names = list(toy_registry().schema_index().names)
+    for definition in toy.definitions:
+        properties = definition.input_schema["properties"]
+        for key in ("manager", "from_manager", "to_manager"):
+            if key in properties:
+                assert properties[key]["enum"] == names, definition.name
+    large = Toolset(large_registry())
+    assert all(
+        "enum" not in d.input_schema["properties"].get("manager", {}) for d in large.definitions
+    )
+    # A name outside the enum is still the index's unknown_manager with its hints.
+    wrong = toy.call_sync("query", {"manager": "Parts"}, toy.context())
+    assert wrong["code"] == "unknown_manager"
+    assert "the nearest: PartManager" in wrong["message"]

@@ -15,7 +15,7 @@ whenever the manager's exact name is not known.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from chatomon.data.aggregate import OPS
@@ -25,6 +25,7 @@ from chatomon.data.schema import ManagerSchema
 from chatomon.providers.base import ToolDefinition
 
 __all__ = [
+    "MANAGER_ENUM_LIMIT",
     "aggregate_definition",
     "direct_query_definition",
     "direct_query_name",
@@ -40,6 +41,22 @@ _MANAGER = {
     "type": "string",
     "description": "Exact name from search_managers.",
 }
+MANAGER_ENUM_LIMIT = 30
+"""Up to this many exposed managers, the manager arguments are an enum of their names."""
+
+
+def _manager(managers: Sequence[str]) -> dict[str, Any]:
+    """A manager argument: an enum of the exposed names when there are few.
+
+    The names are the real ones, not samples: a model constrained by the schema (the
+    local grammar) can only name an existing manager; Qwen2.5-Coder-1.5B, shown only a
+    placeholder, sent "manager", "project" or "Apollo" as the manager.
+    """
+    if 0 < len(managers) <= MANAGER_ENUM_LIMIT:
+        return {**_MANAGER, "enum": list(managers)}
+    return dict(_MANAGER)
+
+
 _FILTERS = {
     "type": "object",
     "description": (
@@ -75,17 +92,17 @@ def search_managers_definition() -> ToolDefinition:
     )
 
 
-def get_manager_schema_definition() -> ToolDefinition:
+def get_manager_schema_definition(managers: Sequence[str] = ()) -> ToolDefinition:
     """get_manager_schema(manager)."""
     return ToolDefinition(
         name="get_manager_schema",
         description="A manager's fields (type, description, choices), filters with lookups, "
         "and relations.",
-        parameters=_object({"manager": _MANAGER}, ["manager"]),
+        parameters=_object({"manager": _manager(managers)}, ["manager"]),
     )
 
 
-def find_path_definition() -> ToolDefinition:
+def find_path_definition(managers: Sequence[str] = ()) -> ToolDefinition:
     """find_path(from_manager, to_manager)."""
     return ToolDefinition(
         name="find_path",
@@ -94,7 +111,8 @@ def find_path_definition() -> ToolDefinition:
             "filter or fields prefix. [] for the same manager, null when unrelated."
         ),
         parameters=_object(
-            {"from_manager": _MANAGER, "to_manager": _MANAGER}, ["from_manager", "to_manager"]
+            {"from_manager": _manager(managers), "to_manager": _manager(managers)},
+            ["from_manager", "to_manager"],
         ),
     )
 
@@ -127,16 +145,18 @@ def _query_properties(max_results: int) -> dict[str, Any]:
 _QUERY_RESULT = "Returns {data: rows with id, total_count, has_more}."
 
 
-def query_definition(max_results: int) -> ToolDefinition:
+def query_definition(max_results: int, managers: Sequence[str] = ()) -> ToolDefinition:
     """query(manager, filters, fields, order_by, limit, offset)."""
     return ToolDefinition(
         name="query",
         description=f"Read a manager's rows. {_QUERY_RESULT}",
-        parameters=_object({"manager": _MANAGER, **_query_properties(max_results)}, ["manager"]),
+        parameters=_object(
+            {"manager": _manager(managers), **_query_properties(max_results)}, ["manager"]
+        ),
     )
 
 
-def aggregate_definition() -> ToolDefinition:
+def aggregate_definition(managers: Sequence[str] = ()) -> ToolDefinition:
     """aggregate(manager, filters, group_by, metrics)."""
     metric = _object(
         {"op": {"type": "string", "enum": list(OPS)}, "field": {"type": "string"}}, ["op"]
@@ -150,7 +170,7 @@ def aggregate_definition() -> ToolDefinition:
         ),
         parameters=_object(
             {
-                "manager": _MANAGER,
+                "manager": _manager(managers),
                 "filters": _FILTERS,
                 "group_by": {
                     "type": "array",
@@ -200,14 +220,18 @@ def mutate_definition(mutations: Iterable[Mutation]) -> ToolDefinition:
     )
 
 
-def discovery_definitions(max_results: int) -> list[ToolDefinition]:
-    """The discovery tools, in the order the model should think of them."""
+def discovery_definitions(max_results: int, managers: Sequence[str] = ()) -> list[ToolDefinition]:
+    """The discovery tools, in the order the model should think of them.
+
+    `managers`: the exposed manager names (an enum of the manager arguments when there
+    are at most MANAGER_ENUM_LIMIT).
+    """
     return [
         search_managers_definition(),
-        get_manager_schema_definition(),
-        find_path_definition(),
-        query_definition(max_results),
-        aggregate_definition(),
+        get_manager_schema_definition(managers),
+        find_path_definition(managers),
+        query_definition(max_results, managers),
+        aggregate_definition(managers),
     ]
 
 

@@ -134,7 +134,7 @@ class Toolset:
         index = self.registry.schema_index()
         limit = self.settings.max_results
         schema_only = [discovery.search_managers, discovery.get_manager_schema, discovery.find_path]
-        definitions = discovery_definitions(limit)
+        definitions = discovery_definitions(limit, index.names)
         tools: dict[str, Tool] = {}
         for definition, function in zip(definitions[:3], schema_only, strict=True):
             tools[definition.name] = Tool(definition, self._schema_tool(function), _always(False))
@@ -211,6 +211,13 @@ class Toolset:
                 code="unknown_tool",
                 allowed=list(self.tools),
             )
+        if isinstance(args, Mapping):
+            for key in ("manager", "from_manager", "to_manager"):
+                named = args.get(key)
+                if isinstance(named, str) and named not in self.registry.schema_index().managers:
+                    # The index's own unknown_manager (nearest names, search_managers),
+                    # rather than the schema's enum mismatch.
+                    self.registry.schema_index().get(args[key])
         allowed = self.settings.allowed_mutations
         if tool.is_mutation and isinstance(args, Mapping) and args.get("mutation") not in allowed:
             # Left to mutate, which refuses with mutation_not_allowed and a near name,
