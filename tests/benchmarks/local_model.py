@@ -146,9 +146,13 @@ def data_tools() -> list[ToolDefinition]:
 
 
 async def data_turn(provider: LocalProvider) -> dict[str, Any]:
-    """A two-call data turn: the question (cold, then cached), a tool result, the answer."""
+    """A two-call data turn: the question (cold, then cached), a tool result, the answer.
+
+    With chatomon's own system prompt and read tools, as the chat service sends them.
+    """
     tools = data_tools()
-    system = Message.system("You answer questions about the company's parts and projects.")
+    prompts = importlib.import_module("chatomon.chat.prompts")
+    system = Message.system(prompts.system_prompt("", ()))  # what a chat turn sends
     question = [system, Message.user(DATA_QUESTION)]
     cold = await one_completion(provider, question, tools)
     first = await one_completion(provider, question, tools)  # its prefix now cached
@@ -173,6 +177,7 @@ async def data_turn(provider: LocalProvider) -> dict[str, Any]:
 async def measure(model: str) -> dict[str, Any]:
     """Load `model`, time a data turn and every prompt RUNS times; the results' payload."""
     LocalProvider.check_configuration({"model": model})
+    load_average = [round(value, 2) for value in os.getloadavg()]
     before = rss_mb()
     provider = LocalProvider(model=model, max_tokens=MAX_TOKENS, seed=1)
     try:
@@ -207,7 +212,7 @@ async def measure(model: str) -> dict[str, Any]:
         "threads": threads,
         "context_size": provider.settings["context_size"],
         "cpus": os.cpu_count(),
-        "load_average_at_start": [round(value, 2) for value in os.getloadavg()],
+        "load_average_at_start": load_average,
         "max_tokens": MAX_TOKENS,
         "runs": RUNS,
         "load_ms": round(load_s * 1000, 1),
