@@ -1,7 +1,8 @@
 # chatomon developer commands. Every target sets itself up: a fresh machine needs only Python.
 #   make test    create .venv if missing, install chatomon with its test tools, the local
-#                model and Debian's chromium, run the tests; then the Django, console and
-#                store tests again on Django 6 (make test-django6)
+#                model, Debian's chromium and the widget's npm test dependency, run the
+#                tests and the widget's node tests (make test-js); then the Django, console
+#                and store tests again on Django 6 (make test-django6)
 #   make test-django6
 #                those tests alone on the newest Django 6, in .venv-django6 (Python 3.12,
 #                else 3.13, found under pyenv or on PATH, or DJANGO6_PYTHON=...)
