@@ -30,6 +30,8 @@ def demo_environment(data_dir: Path, extra: Mapping[str, str] | None = None) -> 
         if not key.startswith(("CHATOMON_", "DJANGO_", "PYTEST_"))
     }
     env["CHATOMON_DEMO_DATA"] = str(data_dir)
+    # The browser tests' console starts empty: no seeded conversations or waiting approvals.
+    env["CHATOMON_DEMO_HISTORY"] = "0"
     # Tests name providers of their own (tests.browser.provider) by dotted path.
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     env.update(extra or {})

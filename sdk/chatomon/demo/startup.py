@@ -12,6 +12,7 @@ import logging
 from django.conf import settings
 from django.core.management import call_command
 
+from .history import history_wanted, seed_history
 from .seed import seed
 from .staff import StaffAccount, ensure_staff_user
 from .warmup import load_model, provider_problem, start_warmup, warm_request
@@ -106,4 +107,6 @@ def prepare() -> StaffAccount:
     _log_account(account)
     summary = seed(owner=account.user)
     logger.info("demo data: %s", "; ".join(summary.lines()))
+    if history_wanted():  # a few days of conversations for the console, on a new database
+        logger.info("demo history: %s", "; ".join(seed_history(account.user).lines()))
     return account
