@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 
 from chatomon import Atom, Verdict, orbital
-from chatomon.chat.pipeline import AtomConfig
+from chatomon.chat.pipeline import AtomConfig, ChatService
 from chatomon.chat.store import MemoryStore
 from chatomon.chat.tools.toolset import Toolset
 from chatomon.data.fixtures import toy_registry
@@ -16,6 +17,7 @@ from chatomon.planned import (
     PlannedNucleus,
     PlannedScope,
     PlannedTurns,
+    SchedulerCallbacks,
     iter_planned_read_events,
     prepare_planned_turn,
 )
@@ -251,3 +253,111 @@ def test_with_provider_validates_its_settings() -> None:
         PlannedTurns.with_provider(ScriptedProvider([]), max_concurrent_tasks=0)
     with pytest.raises(ChatConfigurationError, match="max_concurent_tasks"):
         PlannedTurns.with_provider(ScriptedProvider([]), max_concurent_tasks=2)
+
+
+class SlowToolset(Toolset):
+    """The toy tools, each call suspending first (as an ORM call in its thread does)."""
+
+    started = 0
+
+    async def call(self, name: str, args: Any, context: Any) -> dict[str, Any]:
+        SlowToolset.started += 1
+        await asyncio.sleep(0.02)
+        return await super().call(name, args, context)
+
+
+async def test_identical_calls_of_concurrent_tasks_run_once_and_are_shared() -> None:
+    same = [tool_call("query", {"manager": "MaterialManager", "fields": ["name"]})]
+    tasks = [task(n, f"List materials {n}", manager="material") for n in ("a", "b", "c")]
+    SlowToolset.started = 0
+    chat = ChatService(
+        store=MemoryStore(),
+        provider=ScriptedProvider([]),
+        toolset=SlowToolset(toy_registry()),
+        planned=planned_turns(
+            roles(
+                planner=ScriptedProvider([[plan(*tasks)]]),
+                executor=FunctionProvider(lambda messages, tools: same),
+                synthesizer=ScriptedProvider([["Steel, Aluminum, Cobalt."]]),
+            )
+        ),
+    )
+    events = await collect(chat.run_turn(USER, "Materials?"))
+    assert events[-1]["coverage"]["resolved"] == 3
+    assert SlowToolset.started == 1
+    assert kinds(events).count("tool_call") == 1
+
+
+async def test_repeating_its_own_call_never_meets_a_second_requirement() -> None:
+    parts = tool_call("query", {"manager": "PartManager", "fields": ["name"]})
+    both = task(
+        "both",
+        "Which parts and which materials exist?",
+        manager="part",
+        needs=[{"kind": "query"}, {"kind": "query"}],
+    )
+    executor = ScriptedProvider(
+        [[parts], [parts], [tool_call("query", {"manager": "MaterialManager"})]]
+    )
+    chat = planned_service(
+        roles(
+            planner=ScriptedProvider([[plan(both)]]),
+            executor=executor,
+            synthesizer=ScriptedProvider([["Three parts, three materials."]]),
+        )
+    )
+    events = await collect(chat.run_turn(USER, "Parts and materials?"))
+    assert events[-1]["coverage"]["status"] == "complete"
+    assert len(executor.requests) == 3  # the repeated call did not count as the second query
+
+
+async def test_a_reader_that_stops_ends_the_tasks_at_once() -> None:
+    release = asyncio.Event()
+    cancelled: list[str] = []
+
+    async def stuck(messages: list[Any], tools: list[Any]) -> Any:
+        try:
+            await release.wait()
+        except asyncio.CancelledError:
+            cancelled.append("executor")
+            raise
+        return [tool_call("query", {"manager": "PartManager"})]
+
+    chat = planned_service(
+        roles(
+            planner=ScriptedProvider([[plan(task("p", "Which parts exist?", manager="part"))]]),
+            executor=FunctionProvider(stuck),
+        )
+    )
+    stream = chat.run_turn(USER, "Which parts exist?")
+    reading = asyncio.ensure_future(stream.__anext__())
+    await asyncio.sleep(0.05)  # the executor waits inside its provider request
+    reading.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await reading
+    await stream.aclose()
+    assert cancelled == ["executor"]  # cancelled and awaited before aclose returned
+
+
+async def test_iter_planned_read_events_reports_the_askers_rate_limit() -> None:
+    provider_roles = roles(
+        planner=ScriptedProvider([[plan(task("p", "Which parts exist?", manager="part"))]]),
+        executor=ScriptedProvider([[tool_call("query", {"manager": "PartManager"})]]),
+    )
+    planned = planned_turns(provider_roles)
+    prepared = await prepare_planned_turn(
+        "Which parts?", [], planned.settings, [], providers=planned.providers
+    )
+    scope = PlannedScope(planned, Toolset(toy_registry()))
+    callbacks = SchedulerCallbacks(rate_budget=Budget(allowed=0))
+    events = [
+        e
+        async for e in iter_planned_read_events(
+            prepared,
+            scope=scope,
+            conversation=None,
+            messages=[Message.user("Which parts?")],
+            callbacks=callbacks,
+        )
+    ]
+    assert [(e["code"], e["retry_after_seconds"]) for e in events] == [("rate_limited", 13)]

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-__all__ = ["close_stream"]
+import contextlib
+from collections.abc import AsyncIterator
+from typing import TypeVar
+
+__all__ = ["close_stream", "closing_stream"]
+
+T = TypeVar("T")
 
 
 async def close_stream(stream: object) -> None:
@@ -14,3 +20,16 @@ async def close_stream(stream: object) -> None:
     aclose = getattr(stream, "aclose", None)
     if aclose is not None:
         await aclose()
+
+
+@contextlib.asynccontextmanager
+async def closing_stream(stream: AsyncIterator[T]) -> AsyncIterator[AsyncIterator[T]]:
+    """`stream`, closed (`close_stream`) when the block ends, however it ends.
+
+    A generator that relays another must close it when it is closed itself: otherwise
+    what the inner one runs (sibling tasks, a provider request) outlives the relay.
+    """
+    try:
+        yield stream
+    finally:
+        await close_stream(stream)

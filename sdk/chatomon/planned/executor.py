@@ -202,24 +202,31 @@ class TaskRunner:
         if call.name not in EVIDENCE_KINDS or self.execution.toolset.is_mutation(call.name):
             return _error("tool_not_available", f"{call.name} cannot be used to answer a read")
         identity = canonical_call_identity(call.name, call.arguments)
+        in_flight = self.execution.in_flight
+        while (running := in_flight.get(identity)) is not None:
+            await asyncio.shield(running)  # the same call of another task: wait for it
         known = self.execution.store.by_identity(identity)
         if known is not None:
-            self._link(state, known, reused=True)
+            self._reuse(state, known)
             return _shown(known)
-        running = self.execution.in_flight.get(identity)
-        if running is not None:  # the same call of another task: wait for its evidence
-            await asyncio.shield(running)
-            known = self.execution.store.by_identity(identity)
-            if known is not None:
-                self._link(state, known, reused=True)
-                return _shown(known)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self.execution.in_flight[identity] = future
+        in_flight[identity] = future
         try:
             return await self._run_tool(state, call, identity)
         finally:
-            del self.execution.in_flight[identity]
+            if in_flight.get(identity) is future:
+                del in_flight[identity]
             future.set_result(None)
+
+    def _reuse(self, state: TaskState, record: EvidenceRecord) -> None:
+        """Link evidence an identical call already gathered, once per task.
+
+        The task's own earlier call is not linked again: one record never satisfies two
+        requirements of the task.
+        """
+        if any(mine.id == record.id for mine in self.execution.store.for_task(state.task.id)):
+            return
+        self._link(state, record, reused=True)
 
     async def _run_tool(self, state: TaskState, call: ToolCall, identity: str) -> Any:
         execution, task_id = self.execution, state.task.id

@@ -15,8 +15,11 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
+from uuid import uuid4
 
+from chatomon._engine.closing import closing_stream
 from chatomon.chat.events import ToolCallStarted, ToolResult
+from chatomon.chat.pipeline.wire import error_event
 from chatomon.chat.tools.toolset import Toolset
 from chatomon.errors import ToolLoopError
 from chatomon.events import TextChunk
@@ -81,7 +84,7 @@ async def iter_planned_read_events(
     read = PlannedRead(
         prepared,
         Execution(
-            turn_id=conversation or "planned",
+            turn_id=uuid4().hex,  # each read its own audit lineage
             providers=scope.planned.providers,
             settings=scope.planned.settings,
             toolset=scope.toolset,
@@ -95,21 +98,26 @@ async def iter_planned_read_events(
     )
     report: PlannedTurnReport | None = None
     try:
-        async for event in read.gather():
-            if (wire := _wire(event)) is not None:
-                yield wire
-        async for event in read.answer(messages[-1].content if messages else ""):
-            if isinstance(event, PlannedTurnReport):
-                report = event
-            elif (wire := _wire(event)) is not None:
-                yield wire
+        async with closing_stream(read.gather()) as events:
+            async for event in events:
+                if (wire := _wire(event)) is not None:
+                    yield wire
+        question = messages[-1].content if messages else ""
+        async with closing_stream(read.answer(question)) as events:
+            async for event in events:
+                if isinstance(event, PlannedTurnReport):
+                    report = event
+                elif (wire := _wire(event)) is not None:
+                    yield wire
+    except ToolLoopError as error:  # the asker's rate limit: its code and retry time
+        extra = {}
+        if error.retry_after_seconds is not None:
+            extra["retry_after_seconds"] = error.retry_after_seconds
+        yield error_event(error.code, error.public_message, **extra)
+        return
     except Exception as error:
-        reason = (
-            error.code
-            if isinstance(error, ToolLoopError)
-            else getattr(error, "public_reason", None)
-        )
-        if reason not in PLANNED_REASONS and reason != "rate_limited":
+        reason = getattr(error, "public_reason", None)
+        if reason not in PLANNED_REASONS:
             logger.error("a planned read failed", exc_info=error)
         yield planned_error_event(reason)
         return

@@ -29,6 +29,7 @@ from collections.abc import AsyncIterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
+from chatomon._engine.closing import closing_stream
 from chatomon.chat.budget import TurnBudget, require_room
 from chatomon.chat.loop import ToolLoop
 from chatomon.chat.tools.context import AuditHook
@@ -189,13 +190,15 @@ class PlannedNucleus:
     async def run(self, request: NucleusRequest) -> AsyncIterator[Any]:
         """Plan, then gather evidence and answer; or hand the turn to the tool loop."""
         if request.user_message_withheld:  # a guided refusal: nothing to plan
-            async for event in self.fallback.run(request):
-                yield event
+            async with closing_stream(self.fallback.run(request)) as events:
+                async for event in events:
+                    yield event
             return
         text = request.messages[-1].content
         if self._read is not None:  # a regeneration: the evidence is gathered already
-            async for event in self._read.answer(text, request.guidance):
-                yield event
+            async with closing_stream(self._read.answer(text, request.guidance)) as events:
+                async for event in events:
+                    yield event
             return
         settings = self.planned.settings
         budget = RoundBudget(settings.max_rounds, settings.max_rounds_per_root)
@@ -215,8 +218,9 @@ class PlannedNucleus:
             yield event
         if prepared.mutation_plan is not None:
             yield self._mutation_report(prepared)
-            async for event in self.fallback.run(request):
-                yield event
+            async with closing_stream(self.fallback.run(request)) as events:
+                async for event in events:
+                    yield event
             return
         read = self._read = PlannedRead(
             prepared,
@@ -224,10 +228,13 @@ class PlannedNucleus:
             callbacks=SchedulerCallbacks(rate_budget=self.budget, audit=self.audit),
             with_questions=self.capture_questions,
         )
-        async for event in read.gather():
-            yield event
-        async for event in read.answer(text, request.guidance):
-            yield event
+        # Closed with this nucleus: a turn that ends early cancels and awaits its tasks.
+        async with closing_stream(read.gather()) as events:
+            async for event in events:
+                yield event
+        async with closing_stream(read.answer(text, request.guidance)) as events:
+            async for event in events:
+                yield event
 
     async def _prepare(self, request: NucleusRequest, budget: RoundBudget) -> PreparedPlannedTurn:
         text = request.messages[-1].content
