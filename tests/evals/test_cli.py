@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from chatomon.evals.cases import LEGACY_DATASETS, load_dataset
-from chatomon.evals.cli import run
+from chatomon.evals.cli import main, run
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).parent / "data"
@@ -188,6 +188,11 @@ def test_record_stores_the_run_and_its_turns_for_the_console(tmp_path: Path) -> 
     ]
     assert rows[0][4] == 3  # each case's one turn is stored, for the turn page
     assert all(len(json.loads(ids)) == 1 for _d, _c, _p, ids, _t in rows)
+    with sqlite3.connect(database) as connection:
+        conversations = connection.execute(
+            "SELECT count(DISTINCT conversation_id) FROM chatomon_turn"
+        ).fetchone()[0]
+    assert conversations == 3  # a conversation per case: none sees another's history
 
 
 def test_record_needs_the_console() -> None:
@@ -273,3 +278,9 @@ def test_the_report_prices_providers_as_the_console_does() -> None:
     assert row(priced.stdout, "list_parts").endswith(" 0.0020")
     unpriced = evals("--settings", SETTINGS, *PASSING)  # no console: no prices
     assert row(unpriced.stdout, "list_parts").endswith(" —")
+
+
+def test_an_empty_compare_list_is_a_usage_error() -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--settings", "tests.evals.settings", "--compare", " , "])
+    assert exited.value.code == 2

@@ -212,3 +212,10 @@ def test_a_figure_no_result_holds_is_found(rows, other):
     results = [{"data": [{"name": name, "value": str(value)} for name, value in rows]}]
     assume(all(abs(other - value) >= 1 for _, value in rows))  # else rounding may hold it
     assert str(other) in ungrounded(f"It is {other}.", results)
+
+
+def test_a_numbered_lists_markers_are_no_claims() -> None:
+    results = [{"data": [{"name": "Steel", "density": 7.85}, {"name": "Iron", "density": 7.87}]}]
+    answer = "The materials:\n1. Steel (7.85)\n2) Iron (7.87)"
+    assert ungrounded(answer, results) == ()
+    assert ungrounded("1. Steel (8.2)", results) == ("8.2",)

@@ -100,6 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "from this command"
             )
         parser.error(f"unknown dataset {args.dataset!r} (choose from {', '.join(DATASET_NAMES)})")
+    if args.compare is not None and not args.compare.replace(",", "").strip():
+        parser.error("--compare needs at least one provider name (a,b,...)")
     if args.settings:
         os.environ["DJANGO_SETTINGS_MODULE"] = args.settings
     elif not os.environ.get("DJANGO_SETTINGS_MODULE"):
@@ -252,7 +254,7 @@ def _providers(args: argparse.Namespace, configured: str, config: dict[str, Any]
     from chatomon.evals.selection import SCRIPTED, ProviderChoice
 
     model = {"model": args.model} if args.model else {}
-    if args.compare:
+    if args.compare is not None:
         names = [name.strip() for name in args.compare.split(",") if name.strip()]
     else:
         names = [args.provider or configured]

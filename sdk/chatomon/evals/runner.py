@@ -257,7 +257,12 @@ async def _observe(service: ChatService, case: EvalCase) -> CaseObservation:
 async def _observe_turn(
     service: ChatService, actor: SimpleActor, turn: CaseTurn, conversation_id: str | None
 ) -> tuple[TurnObservation, str | None]:
-    events = [event async for event in service.run_turn(actor, turn.user, conversation_id)]
+    # A case's first turn starts a conversation of its own: in a shared store (--record)
+    # it must not continue the previous case's.
+    turn_events = service.run_turn(
+        actor, turn.user, conversation_id, new_conversation=conversation_id is None
+    )
+    events = [event async for event in turn_events]
     expected: list[tuple[str, str]] = [(c.mutation, c.decision) for c in turn.expect.confirmations]
     while events and events[-1].get("type") == "confirm_mutation":
         asked = events[-1]

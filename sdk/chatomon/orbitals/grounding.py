@@ -33,6 +33,7 @@ __all__ = ["Claims", "GroundingGuard", "claims", "source_values", "ungrounded"]
 _NUMBER = re.compile(
     r"(?<![0-9.,])[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|(?<![0-9.,])[0-9]+(?:\.[0-9]+)?"
 )
+_LIST_MARKER = re.compile(r"^[ \t]*[0-9]{1,3}[.)][ \t]+", re.MULTILINE)
 _TOKEN = re.compile(r"[^\W\d_][\w'-]*|[^\w\s]|\n")
 _OPENS = frozenset(".!?:;\n-*•")
 
@@ -70,7 +71,8 @@ def claims(text: str) -> Claims:
     A capitalized word counts as a name unless it opens a sentence (or a list item) and is a
     common word there, or is "I" (with its contractions).
     """
-    numbers = list(dict.fromkeys(_NUMBER.findall(text)))
+    # A numbered list's markers ("1. Steel", "2) Iron") count the items; they are no claim.
+    numbers = list(dict.fromkeys(_NUMBER.findall(_LIST_MARKER.sub(" ", text))))
     names: list[str] = []
     opening = True
     # Digits become spaces: "CLITIC-001" stays one name, a number never splits a word.
