@@ -277,6 +277,8 @@ async def test_a_token_wins_over_the_session_cookie():
     )
     assert response.status_code == 200
     assert (await Conversation.objects.aget()).owner_kind == "session"
+    # The visitor's session is stored nowhere: no session cookie is set or replaced.
+    assert "sessionid" not in response.cookies
 
 
 @pytest.mark.django_db(transaction=True)

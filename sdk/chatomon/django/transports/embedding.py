@@ -25,6 +25,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import AnonymousUser
+from django.contrib.sessions.backends.base import SessionBase
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 
@@ -54,18 +55,35 @@ logger = logging.getLogger(__name__)
 _ALLOWED_HEADERS = "Authorization, Content-Type, Accept, Last-Event-ID, X-CSRFToken"
 
 
-class VisitorSession(dict[str, Any]):
-    """The session of a visitor's request: its chat identity, nothing stored anywhere.
+class VisitorSession(SessionBase):
+    """The session of a visitor's request: its chat identity, stored nowhere.
 
-    It replaces the cookie session for that request (`identify` reads the identity from
-    it); SessionMiddleware leaves a session without its bookkeeping alone.
+    It stands in for the cookie session on that request (`identify` reads the identity
+    from it). A session engine of its own (Django's `SessionBase`): nothing is loaded,
+    saved or sent as a cookie, since the token gives the identity on every request.
     """
 
     def __init__(self, visitor: Visitor) -> None:
-        super().__init__({SESSION_MARKER: visitor.identity})
+        super().__init__()
+        self[SESSION_MARKER] = visitor.identity
+        self.modified = False  # nothing for SessionMiddleware to save
 
-    def save(self) -> None:
+    def load(self) -> dict[str, Any]:
+        """A visitor's session starts empty: nothing is stored between requests."""
+        return {}
+
+    def exists(self, session_key: str | None) -> bool:
+        """No visitor session is ever stored."""
+        return False
+
+    def create(self) -> None:
+        """Nothing to create: the session lives as long as the request."""
+
+    def save(self, must_create: bool = False) -> None:
         """Nothing to save: the identity comes from the token every time."""
+
+    def delete(self, session_key: str | None = None) -> None:
+        """Nothing stored, nothing to delete."""
 
 
 async def visitor_user(visitor: Visitor) -> Any:
@@ -127,11 +145,17 @@ def embeddable(cookie_view: View, token_view: View, refuse: Refuse) -> View:
         except EmbedRefused as refused:
             return _with_cors(refuse(request, refused.status, refused.event()), origin)
         try:
-            request.user = await visitor_user(visitor)
+            user = await visitor_user(visitor)
         except (OperationalError, InterfaceError) as error:
             logger.error("a visitor's request could not read its user: %s", error)
             return _with_cors(refuse(request, 503, store_unavailable_event()), origin)
-        request.session = VisitorSession(visitor)  # type: ignore[assignment]
+
+        async def visitor_auser() -> Any:
+            return user
+
+        # The visitor, not whoever the cookies name: both ways Django offers the user.
+        request.user, request.auser = user, visitor_auser
+        request.session = VisitorSession(visitor)
         return _with_cors(await token_view(request, *args, **kwargs), origin)
 
     return view
