@@ -191,8 +191,9 @@ async def test_nothing_resolved_ends_with_the_first_roots_stable_error() -> None
 
 
 async def test_an_invalid_plan_is_corrected_once_then_falls_back_once_then_fails() -> None:
-    planner = ScriptedProvider([["not json"], ['{"intent": "read", "tasks": []}']])
-    fallback = ScriptedProvider([['{"intent": "read"}']])
+    spent = TokenUsage(input_tokens=5, output_tokens=1)
+    planner = ScriptedProvider([["not json", spent], ['{"intent": "read", "tasks": []}', spent]])
+    fallback = ScriptedProvider([['{"intent": "read"}', spent]])
     store = MemoryStore()
     chat = planned_service(roles(planner=planner, fallback=fallback), store=store)
     events = await collect(chat.run_turn(USER, "Anything?"))
@@ -209,6 +210,8 @@ async def test_an_invalid_plan_is_corrected_once_then_falls_back_once_then_fails
     turn = await store.get_turn(events[0]["turn_id"])
     assert turn is not None and turn.status == "aborted"
     assert turn.report is not None and turn.report["planned"]["terminal_reason"] == "invalid_plan"
+    # The three planner requests were made: their usage counts, though no plan came of them.
+    assert turn.report["usage"] == {"input_tokens": 15, "output_tokens": 3}
 
 
 async def test_a_mutation_plan_runs_the_unchanged_tool_loop_with_its_confirmation() -> None:

@@ -361,3 +361,33 @@ async def test_iter_planned_read_events_reports_the_askers_rate_limit() -> None:
         )
     ]
     assert [(e["code"], e["retry_after_seconds"]) for e in events] == [("rate_limited", 13)]
+
+
+async def test_the_planner_sees_the_catalog_lines_of_the_managers_it_is_shown_only() -> None:
+    catalog = {
+        "PartManager": {
+            "domain": "manufacturing",
+            "aliases": ["component"],
+            "use_when": "Designed or bought components.",
+            "distinguish_from": [],
+        },
+        "ProjectManager": {
+            "domain": "portfolio",
+            "aliases": ["programme"],
+            "use_when": "Customer programmes.",
+            "distinguish_from": [],
+        },
+    }
+    planner = ScriptedProvider([[plan(task("p", "Which components exist?", manager="part"))]])
+    chat = planned_service(
+        roles(
+            planner=planner,
+            executor=ScriptedProvider([[tool_call("query", {"manager": "PartManager"})]]),
+            synthesizer=ScriptedProvider([["Bolt, Bearing and Gear."]]),
+        ),
+        catalog=catalog,
+    )
+    await collect(chat.run_turn(USER, "Which components exist?"))
+    prompt = "\n".join(m.content for m in planner.requests[0].messages)
+    assert "Designed or bought components." in prompt
+    assert "Customer programmes." not in prompt  # not a candidate for this question

@@ -352,8 +352,8 @@ def _summary(payload: Any) -> str:
             return f"{len(payload['data'])} rows"
         if isinstance(payload.get("groups"), list):
             return f"{len(payload['groups'])} groups"
-        if "operation" in payload:
-            return f"{payload['operation']} = {payload.get('value', '…')}"
+        if "operation" in payload:  # the operation only: its value is content
+            return str(payload["operation"])
     return type(payload).__name__
 
 

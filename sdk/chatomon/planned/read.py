@@ -28,13 +28,15 @@ from chatomon.planned.scheduler import (
     SchedulerCallbacks,
     schedule_tasks,
 )
-from chatomon.planned.synthesis import SynthesisChunk, SynthesisResult, iter_synthesis
+from chatomon.planned.synthesis import (
+    SynthesisChunk,
+    SynthesisResult,
+    eligible_evidence,
+    iter_synthesis,
+)
 from chatomon.schemas import PlannedTurnReport
 
 __all__ = ["PlannedRead", "UnresolvedPlanError"]
-
-ANSWERABLE_KINDS = frozenset({"query", "calculation", "path"})
-"""The evidence kinds a synthesizer may ground an answer on (schemas describe, not answer)."""
 
 
 class UnresolvedPlanError(RuntimeError):
@@ -155,16 +157,15 @@ class PlannedRead:
         yield self.report(self.result.terminal_reason)
         yield NucleusReply(outcome.text)
 
-    def answerable(self) -> list[EvidenceRecord]:
+    def answerable(self) -> tuple[EvidenceRecord, ...]:
         """The evidence of the resolved tasks a synthesizer may use, each once."""
-        assert self.result is not None
-        seen: dict[str, EvidenceRecord] = {}
-        for state in self.states():
-            if state.status == "resolved":
-                for record in self.execution.store.for_task(state.task.id):
-                    if record.kind in ANSWERABLE_KINDS:
-                        seen.setdefault(record.id, record)
-        return list(seen.values())
+        records = [
+            record
+            for state in self.states()
+            if state.status == "resolved"
+            for record in self.execution.store.for_task(state.task.id)
+        ]
+        return eligible_evidence(records)
 
     def states(self) -> list[Any]:
         """The task states in plan order (dynamic children after their roots' siblings)."""

@@ -49,7 +49,7 @@ from chatomon.planned.execution import Execution
 from chatomon.planned.read import PlannedRead
 from chatomon.planned.resolver import ManagerResolver
 from chatomon.planned.scheduler import PreparedPlannedTurn, SchedulerCallbacks, prepare_planned_turn
-from chatomon.schemas import PlannedTurnReport
+from chatomon.schemas import PlannedTurnReport, TokenUsage
 
 __all__ = ["PlannedNucleus", "PlannedTurns"]
 
@@ -186,6 +186,7 @@ class PlannedNucleus:
             )
         self.fallback = fallback
         self._read: PlannedRead | None = None
+        self._mutation = False  # the plan was a mutation: every attempt is the tool loop's
 
     async def run(self, request: NucleusRequest) -> AsyncIterator[Any]:
         """Plan, then gather evidence and answer; or hand the turn to the tool loop."""
@@ -195,6 +196,11 @@ class PlannedNucleus:
                     yield event
             return
         text = request.messages[-1].content
+        if self._mutation:  # a regeneration of a mutation plan's answer: the tool loop again
+            async with closing_stream(self.fallback.run(request)) as events:
+                async for event in events:
+                    yield event
+            return
         if self._read is not None:  # a regeneration: the evidence is gathered already
             async with closing_stream(self._read.answer(text, request.guidance)) as events:
                 async for event in events:
@@ -206,6 +212,11 @@ class PlannedNucleus:
             prepared = await self._prepare(request, budget)
         except Exception as error:  # the report says why; the pipeline sends the error
             reason = getattr(error, "public_reason", None)
+            spent = getattr(error, "usage", None)  # an invalid plan's requests were made
+            if isinstance(spent, TokenUsage):
+                if self.budget is not None:
+                    await self.budget.record(spent)
+                yield spent
             yield PlannedTurnReport(
                 intent="read",
                 roles_used=budget.roles_used,
@@ -217,6 +228,7 @@ class PlannedNucleus:
         async for event in self._planning_events(prepared):
             yield event
         if prepared.mutation_plan is not None:
+            self._mutation = True
             yield self._mutation_report(prepared)
             async with closing_stream(self.fallback.run(request)) as events:
                 async for event in events:
@@ -247,12 +259,18 @@ class PlannedNucleus:
             f"{name}: {index.get(name).description}".rstrip(": ")
             for name in shown[:PLANNER_CANDIDATES]
         ]
+        # The catalog's lines of the managers shown only: a slice, as for the schema.
+        catalog_lines = [
+            entry.summary_line()
+            for name in shown[:PLANNER_CANDIDATES]
+            if (entry := catalog.get(name)) is not None
+        ]
         await require_room(self.budget)
         return await prepare_planned_turn(
             text,
             request.messages[:-1],
             self.planned.settings,
-            catalog.summary_lines(),
+            catalog_lines,
             providers=self.planned.providers,
             manager_lines=lines,
             budget=budget,
