@@ -22,7 +22,7 @@ from chatomon.planned import (
     prepare_planned_turn,
 )
 from chatomon.providers.base import Message
-from chatomon.providers.testing import FunctionProvider, ScriptedProvider, tool_call
+from chatomon.providers.testing import Delay, FunctionProvider, ScriptedProvider, tool_call
 from tests.chat.services import Budget, collect
 
 from .scripts import USER, plan, planned_service, planned_turns, roles, task
@@ -391,3 +391,22 @@ async def test_the_planner_sees_the_catalog_lines_of_the_managers_it_is_shown_on
     prompt = "\n".join(m.content for m in planner.requests[0].messages)
     assert "Designed or bought components." in prompt
     assert "Customer programmes." not in prompt  # not a candidate for this question
+
+
+async def test_a_request_over_its_own_time_cap_gives_way_to_the_stronger_role() -> None:
+    store = MemoryStore()
+    chat = planned_service(
+        roles(
+            planner=ScriptedProvider([[plan(task("p", "Which parts exist?", manager="part"))]]),
+            executor=ScriptedProvider([[Delay(5), tool_call("query", {"manager": "PartManager"})]]),
+            complex_executor=ScriptedProvider([[tool_call("query", {"manager": "PartManager"})]]),
+            synthesizer=ScriptedProvider([["Bolt, Bearing and Gear."]]),
+        ),
+        store=store,
+        request_timeout_seconds=0.05,
+    )
+    events = await collect(chat.run_turn(USER, "Which parts exist?"))
+    assert events[-1]["coverage"]["status"] == "complete"
+    turn = await store.get_turn(events[-1]["turn_id"])
+    assert turn is not None and turn.report is not None
+    assert turn.report["planned"]["tasks"][0]["role"] == "complex_executor"

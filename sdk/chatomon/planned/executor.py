@@ -168,9 +168,11 @@ class TaskRunner:
             state.rounds += 1
             try:
                 result = await execution.provider_round(role, messages, tools)
-            except (InvalidProviderRoundError, ProviderError) as error:
-                # This role could not do it: the next attempt's role may (a timeout is the
-                # deadline's, and ends the task in the scheduler).
+            except (InvalidProviderRoundError, ProviderError, TimeoutError) as error:
+                if isinstance(error, TimeoutError) and execution.remaining() == 0.0:
+                    raise  # the evidence deadline: the scheduler ends the task with it
+                # This role could not do it (a request over its own time cap included):
+                # the next attempt's role may.
                 logger.info("planned task %s: %s failed: %s", state.task.id, role, error)
                 return False
             call = result.tool_call
