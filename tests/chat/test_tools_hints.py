@@ -244,3 +244,19 @@ def test_a_filter_naming_a_reachable_manager_gives_the_path_to_its_label(
     assert copied_filter(result["message"]) == offered
     again = toolset.call_sync("query", {"manager": manager, "filters": offered}, toolset.context())
     assert names(again) == found
+
+
+@pytest.mark.parametrize(
+    ("filters", "offered", "found"),
+    [
+        ({"denser_than": 5}, {"density__gt": 5}, ["Cobalt", "Steel"]),
+        ({"lighter_than": 5}, {"density__lt": 5}, ["Aluminum"]),
+    ],
+)
+def test_a_comparative_filter_name_offers_the_comparison(
+    catalog: Catalog, filters: dict[str, Any], offered: dict[str, Any], found: list[str]
+) -> None:
+    result = query(catalog, "MaterialManager", filters=filters)
+    assert result["code"] == "unknown_filter"
+    assert copied_filter(result["message"]) == offered
+    assert names(query(catalog, "MaterialManager", filters=offered)) == found

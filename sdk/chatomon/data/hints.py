@@ -30,6 +30,7 @@ from chatomon.data.search import normalize_words
 
 __all__ = [
     "LOOKUP_ALIASES",
+    "comparison",
     "example",
     "field_elsewhere",
     "filter_names",
@@ -148,6 +149,61 @@ def field_elsewhere(
     return None
 
 
+_MORE = frozenset(
+    (
+        "more",
+        "greater",
+        "higher",
+        "larger",
+        "bigger",
+        "heavier",
+        "denser",
+        "longer",
+        "over",
+        "above",
+        "after",
+    )
+)
+_LESS = frozenset(
+    (
+        "less",
+        "lower",
+        "smaller",
+        "lighter",
+        "fewer",
+        "shorter",
+        "cheaper",
+        "under",
+        "below",
+        "before",
+    )
+)
+"""Words of a comparative filter name ("denser_than") and the lookup each means."""
+
+
+def comparison(schema: ManagerSchema, name: str) -> tuple[str, str] | None:
+    """(field, gt or lt) for a comparative filter name ("denser_than" → density, gt).
+
+    The field is the one whose name starts like the word (dens-ity), else the manager's
+    only numeric field.
+    """
+    words = [word.lower() for word in name.replace("__", "_").split("_") if word]
+    lookup = "gt" if _MORE & set(words) else "lt" if _LESS & set(words) else None
+    if lookup is None:
+        return None
+    numeric = [
+        field.name
+        for field in schema.fields.values()
+        if field.type in ("integer", "decimal", "float", "date", "datetime") and field.name != "id"
+    ]
+    for word in words:
+        stem = word[:4]
+        matching = [field for field in numeric if len(stem) == 4 and field.startswith(stem)]
+        if matching:
+            return matching[0], lookup
+    return (numeric[0], lookup) if len(numeric) == 1 else None
+
+
 def manager_path(
     index: SchemaIndex, schema: ManagerSchema, name: str
 ) -> tuple[str, tuple[str, ...]] | None:
@@ -215,6 +271,9 @@ def unknown_filter(
         relation, target, field = elsewhere
         shown = example(f"{prefix}{relation}__{field}{suffix}", raw)
         hint = f"; {field} is a field of {target}, through {relation}: {shown}"
+    elif (compared := comparison(schema, name)) is not None:
+        field, lookup = compared
+        hint = f"; compare a field instead: {example(f'{prefix}{field}__{lookup}', raw)}"
     elif (path := manager_path(index, schema, name)) is not None:
         target, relations = path
         label = "id" if isinstance(raw, int) else (label_field(index.managers[target]) or "id")
