@@ -260,3 +260,14 @@ def test_a_comparative_filter_name_offers_the_comparison(
     assert result["code"] == "unknown_filter"
     assert copied_filter(result["message"]) == offered
     assert names(query(catalog, "MaterialManager", filters=offered)) == found
+
+
+def test_a_misspelled_relation_in_a_longer_path_keeps_the_rest_of_the_path(
+    catalog: Catalog,
+) -> None:
+    key = "part__material__name"
+    result = query(catalog, "ProjectManager", filters={key: "cobalt"})
+    assert result["message"].startswith(f"{key}: ")
+    offered = copied_filter(result["message"])
+    assert offered == {"parts__material__name": "cobalt"}
+    assert names(query(catalog, "ProjectManager", filters=offered)) == ["Apollo"]

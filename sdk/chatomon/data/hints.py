@@ -24,7 +24,7 @@ from typing import Any
 
 from chatomon._suggest import closest, did_you_mean
 from chatomon.data.errors import DataError
-from chatomon.data.fields import RELATION_LOOKUPS
+from chatomon.data.fields import LOOKUPS
 from chatomon.data.schema import FieldSchema, ManagerSchema, SchemaIndex
 from chatomon.data.search import normalize_words
 
@@ -262,8 +262,11 @@ def unknown_filter(
         target = schema.relations[near].target
         label = label_field(index.managers[target])
         if label is not None:
-            wanted = suffix if rest and rest[-1] not in RELATION_LOOKUPS else ""
-            shown = example(f"{prefix}{near}__{label}{wanted}", raw)
+            # "part__material__name" goes on through the relation; "part" or
+            # "part__icontains" compares the related object's label.
+            goes_on = bool(rest) and rest[0] not in LOOKUPS
+            fixed = f"{prefix}{near}{suffix}" if goes_on else f"{prefix}{near}__{label}{suffix}"
+            shown = example(fixed, raw)
             hint = f"; did you mean {near!r}, the relation to {target}? e.g. {shown}"
     elif near is not None:
         hint = f"; did you mean {near!r}? e.g. {example(f'{prefix}{near}{suffix}', raw)}"
