@@ -16,7 +16,7 @@ import importlib.util
 from functools import cache
 from typing import Any
 
-import ipywidgets  # type: ignore[import-untyped]
+import ipywidgets
 
 __all__ = ["HAS_ANYWIDGET", "PLACEHOLDER", "message_input"]
 

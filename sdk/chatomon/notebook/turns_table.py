@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import ipywidgets  # type: ignore[import-untyped]
+import ipywidgets
 from traitlets import Bool, Unicode
 
 from chatomon.notebook.markup import (

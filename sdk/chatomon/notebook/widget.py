@@ -37,7 +37,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-import ipywidgets  # type: ignore[import-untyped]
+import ipywidgets
 
 from chatomon.errors import TurnStateError
 from chatomon.notebook.chat_markup import (
