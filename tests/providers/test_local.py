@@ -574,6 +574,16 @@ async def test_a_tool_call_is_one_event_with_decoded_arguments(fake) -> None:
     assert "json_schema_to_gbnf" not in str(fake.calls[0]["grammar"])
 
 
+async def test_a_call_written_inside_text_is_a_tool_call(fake) -> None:
+    written = 'Let me look. <tool_call>{"name": "get_material", "arguments": {"id": 3}}</tool_call>'
+    fake.script = [[written[:20], written[20:]]]
+    result = await events(LocalProvider(grammar=False), [Message.user("Material 3")], TOOLS)
+    assert result[:-1] == [
+        TextChunkEvent(content="Let me look."),
+        ToolCallEvent(id="call_1_0", name="get_material", arguments={"id": 3}),
+    ]
+
+
 async def test_the_grammar_is_built_once_per_tool_set(fake) -> None:
     fake.script = [["a"], ["b"], ["c"]]
     provider = LocalProvider()

@@ -55,7 +55,7 @@ from chatomon.providers.local_models import (
     named_model,
     not_installed,
 )
-from chatomon.providers.local_repair import close_cut_json
+from chatomon.providers.local_repair import close_cut_json, extract_text_calls
 from chatomon.providers.local_runtime import LocalModel
 from chatomon.providers.local_template import (
     ParsedOutput,
@@ -374,9 +374,11 @@ class LocalProvider(BaseLLMProvider):
                     if not head:
                         continue  # leading whitespace: wait for the first real character
                     deciding, is_call = False, head.startswith("{") and bool(offered)
-                    if not is_call:
+                    if not is_call and not offered:
                         yield TextChunkEvent(content="".join(pending))
-                elif is_call:
+                elif is_call or offered:
+                    # With tools offered, text is held to its end: it may hold a call
+                    # written as text (<tool_call>{...}</tool_call>, a fenced block).
                     pending.append(piece)
                 else:
                     yield TextChunkEvent(content=piece)
@@ -384,6 +386,9 @@ class LocalProvider(BaseLLMProvider):
             await stream.aclose()
         if is_call:
             for event in self._calls("".join(pending), offered, len(messages), grammar):
+                yield event
+        elif offered and "".join(pending):
+            for event in self._text_or_calls("".join(pending), offered, len(messages)):
                 yield event
         elif deciding and "".join(pending):
             yield TextChunkEvent(content="".join(pending))
@@ -400,10 +405,22 @@ class LocalProvider(BaseLLMProvider):
         try:
             parsed = parse_output(output, tools, id_prefix=prefix)
         except ValueError as error:
-            if grammar is None:  # unconstrained output: JSON-looking text is still text
-                return [TextChunkEvent(content=output)]
+            if grammar is None:  # unconstrained output: a call inside text, else text
+                return self._text_or_calls(output, tools, history_length)
             parsed = self._closed_call(output, tools, prefix, error)
         return [ToolCallEvent(id=c.id, name=c.name, args=c.args) for c in parsed.calls]
+
+    @staticmethod
+    def _text_or_calls(
+        output: str, tools: Sequence[ToolDefinition], history_length: int
+    ) -> list[ChatEvent]:
+        """Text, or the calls a model wrote inside it (with the text around them)."""
+        found = extract_text_calls(output, tools, id_prefix=f"call_{history_length}")
+        if found is None:
+            return [TextChunkEvent(content=output)]
+        events: list[ChatEvent] = [TextChunkEvent(content=found.text)] if found.text else []
+        events.extend(ToolCallEvent(id=c.id, name=c.name, args=c.args) for c in found.calls)
+        return events
 
     def _closed_call(
         self, output: str, tools: Sequence[ToolDefinition], prefix: str, error: ValueError
