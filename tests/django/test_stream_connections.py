@@ -41,9 +41,10 @@ from tests.services import needs_postgres
 
 pytestmark = needs_postgres
 MODEL_SECONDS = 2.0
-MOST_UNPOOLED_CONNECTIONS = min(32, (os.cpu_count() or 1) + 4) + 2
+MOST_UNPOOLED_CONNECTIONS = min(32, (os.cpu_count() or 1) + 4) + 3
 """Without a pool: a store call on each worker thread of the server loop's executor
-(asyncio's default size), or a request or two in their sync part, each briefly."""
+(asyncio's default size), or a few requests in their sync part (the session, the user,
+the admission's read of a pending confirmation), each briefly."""
 STREAMS = MOST_UNPOOLED_CONNECTIONS + 12
 """More streams than connections allowed: one held per stream would fail the count."""
 
