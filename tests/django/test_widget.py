@@ -52,11 +52,22 @@ def test_mode_token_greeting_and_colour_scheme_reach_the_element() -> None:
     assert 'mode="launcher"' in html and 'token="shop.a.b"' in html
     assert 'greeting="&lt;b&gt;Hi&lt;/b&gt;"' in html and 'color-scheme="dark"' in html
     assert 'max-length="500"' in html
+    assert 'position="right"' in html and "locale=" not in html  # the defaults
+
+
+@override_settings(CHATOMON=chatomon(), STATIC_URL="/static/")
+def test_position_and_locale_reach_the_element() -> None:
+    html = render('{% chatomon_chat_widget position="left" locale="de-DE" %}')
+    assert 'position="left"' in html and 'locale="de-DE"' in html
 
 
 @pytest.mark.parametrize(
     ("tag", "message"),
-    [('mode="popup"', "'inline' or 'launcher'"), ('color_scheme="pink"', "'light' or 'dark'")],
+    [
+        ('mode="popup"', "'inline' or 'launcher'"),
+        ('color_scheme="pink"', "'light' or 'dark'"),
+        ('position="top"', "'right' or 'left'"),
+    ],
 )
 @override_settings(CHATOMON=chatomon(), STATIC_URL="/static/")
 def test_an_unknown_mode_or_scheme_is_a_template_error(tag: str, message: str) -> None:

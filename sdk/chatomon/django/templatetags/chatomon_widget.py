@@ -13,7 +13,9 @@ the template. The endpoint defaults to the chat routes' base path (the `url` set
 `transport` is "websocket" (a turn approved by staff elsewhere continues live) or "sse";
 `mode` is "inline" (the chat in the page's flow) or "launcher" (a button opening it as a
 dialog); `token` is a visitor token (`chatomon.django.embed.sign_visitor`) for a page of
-another site; `greeting` is shown first; `color_scheme` is "light", "dark" or "auto". The
+another site; `greeting` is shown first; `color_scheme` is "light", "dark" or "auto";
+`position` puts the launcher and its dialog at the "right" or "left"; `locale` (a BCP 47
+tag such as "de-DE") formats the times on decided cards (default: the browser's). The
 input's limit is the `max_message_chars` setting. The page must set Django's CSRF cookie
 for the SSE transport without a token (`{% csrf_token %}` or `ensure_csrf_cookie`).
 
@@ -50,11 +52,14 @@ def chatomon_chat_widget(
     token: str = "",
     greeting: str = "",
     color_scheme: Literal["light", "dark", "auto"] = "auto",
+    position: Literal["right", "left"] = "right",
+    locale: str = "",
 ) -> SafeString:
     """The widget's stylesheet, element and script as HTML; nothing while chat is disabled."""
     _one_of("transport", transport, ("websocket", "sse"))
     _one_of("mode", mode, ("inline", "launcher"))
     _one_of("color_scheme", color_scheme, ("light", "dark", "auto"))
+    _one_of("position", position, ("right", "left"))
     settings = chat_settings()
     if not settings.enabled:
         return SafeString()
@@ -67,6 +72,8 @@ def chatomon_chat_widget(
         "token": str(token),
         "greeting": str(greeting),
         "color_scheme": color_scheme,
+        "position": position,
+        "locale": str(locale),
         "max_length": settings.max_message_chars,
     }
     # The template applies force_escape, not autoescaping: string literals written in a
