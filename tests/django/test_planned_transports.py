@@ -94,3 +94,18 @@ async def test_a_client_payload_cannot_choose_a_profile(settings: Any) -> None:
     )
     # Unknown payload fields change nothing: the configured roles answer as always.
     assert response.json()["events"][-1]["coverage"]["status"] == "complete"
+
+
+async def test_planned_audit_events_name_their_turn(settings: Any) -> None:
+    seen: list[dict[str, Any]] = []
+    planned(settings)
+    settings.CHATOMON = {
+        **settings.CHATOMON,
+        "audit": {"enabled": True, "level": "all", "logger": seen.append},
+    }
+    done = (await post("/chat/", {"text": "Which PartManager rows?"})).json()["events"][-1]
+    rows = [event for event in seen if event["type"] == "planned"]
+    assert {row["payload"]["event"] for row in rows} >= {"planned_plan", "planned_turn"}
+    assert all(row["turn_id"] == done["turn_id"] for row in rows)
+    assert all(row["conversation_id"] == done["conversation_id"] for row in rows)
+    assert "PartManager" not in repr(rows)  # the allowlist: no manager names

@@ -216,7 +216,9 @@ def _planned_audit(listeners: list[Any]) -> AuditHook:
     def record(kind: str, payload: Mapping[str, Any]) -> None:
         if not kind.startswith("planned_"):
             return
-        activity = Activity("planned", "", "", None, {"event": kind, **payload})
+        fields = dict(payload)  # the service names the turn of every event it audits
+        conversation, turn = fields.pop("conversation_id", ""), fields.pop("turn_id", "")
+        activity = Activity("planned", conversation, turn, None, {"event": kind, **fields})
         for auditor in auditors:
             auditor(activity)
 

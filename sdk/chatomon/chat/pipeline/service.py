@@ -177,7 +177,8 @@ class ChatService:
         planned: Planned read orchestration (`chatomon.planned.PlannedTurns`): every
             message is planned, read plans answered from gathered evidence, mutation
             plans (and resumed turns) run by the tool loop. None: the tool loop only.
-        audit: Receives the tools' and the planned turns' audit events.
+        audit: Receives the tools' and the planned turns' audit events (a planned
+            turn's with its `conversation_id` and `turn_id`).
     """
 
     def __init__(
@@ -301,7 +302,7 @@ class ChatService:
                 actor=actor,
                 fallback=loop,
                 budget=budget,
-                audit=self.audit,
+                audit=self._turn_audit(run),
                 capture_questions=self.atom_config.capture_content == "full",
             )
         # The orbitals read the conversation as text; the tool loop gets it natively.
@@ -485,6 +486,18 @@ class ChatService:
             budget=budget,
             audit=self.audit,
         )
+
+    def _turn_audit(self, run: TurnRun) -> AuditHook | None:
+        """The audit hook of one turn: each event names its conversation and turn."""
+        hook = self.audit
+        if hook is None:
+            return None
+        ids = run.ids
+
+        def audit(kind: str, payload: Mapping[str, Any]) -> None:
+            hook(kind, {**payload, **ids})
+
+        return audit
 
     def _atom(self, nucleus: Nucleus) -> Atom:
         config = self.atom_config
