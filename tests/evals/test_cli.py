@@ -118,8 +118,17 @@ def test_tier_and_tag_filters() -> None:
     assert "list_parts" in tag.stdout and "greeting" not in tag.stdout
     none = evals("--settings", SETTINGS, "--provider", "scripted", "--tag", "read",
                  "--tag", "no_tool", *PASSING)  # fmt: skip
-    assert none.returncode == 0
-    assert "no case matches" in none.stderr
+    assert none.returncode == 2  # nothing run is not a pass
+    assert "no case has the tags 'read' and 'no_tool' together" in none.stderr
+
+
+def test_a_misspelled_tag_or_an_unknown_tier_is_refused_with_the_known_ones() -> None:
+    tag = evals("--settings", SETTINGS, "--provider", "scripted", "--tag", "raed", *PASSING)
+    assert tag.returncode == 2
+    assert "no case has the tag 'raed'; did you mean 'read'?" in tag.stderr
+    tier = evals("--settings", SETTINGS, "--provider", "scripted", "--tier", "9", *PASSING)
+    assert tier.returncode == 2
+    assert "no case is in tier 9 (tiers: " in tier.stderr
 
 
 def test_trace_file_then_show(tmp_path: Path) -> None:

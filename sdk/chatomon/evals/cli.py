@@ -42,8 +42,8 @@ the deterministic CI gate). Without --provider the CHATOMON provider runs.
 datasets: {", ".join(LEGACY_DATASETS)} (the default: all of them).
 {PLANNED} needs role-pinned planned providers and is rejected here.
 
-exit status: 0 all passed (or help), 1 a case failed, 2 bad arguments or no Django settings,
-3 setup or the run raised.
+exit status: 0 all passed (or help), 1 a case failed, 2 bad arguments, a selection
+matching no case or no Django settings, 3 setup or the run raised.
 
 Read a trace file back: python -m chatomon.evals show FILE
 """
@@ -155,7 +155,7 @@ def _run(args: argparse.Namespace) -> int:
     from chatomon.django.settings import chat_settings
     from chatomon.evals.report import Progress, format_compare, format_report
     from chatomon.evals.runner import Environment, run_cases_sync
-    from chatomon.evals.selection import select_cases
+    from chatomon.evals.selection import empty_selection_message, select_cases
     from chatomon.evals.traces import TraceWriter
 
     settings = chat_settings()
@@ -172,10 +172,13 @@ def _run(args: argparse.Namespace) -> int:
         **({"store": _django_store()} if recorder is not None else {}),
     )
     choices = _providers(args, settings.provider, dict(settings.provider_config))
-    selected = select_cases(_datasets(args), tier=args.tier, tags=args.tag or ())
+    datasets = _datasets(args)
+    selected = select_cases(datasets, tier=args.tier, tags=args.tag or ())
     if not selected:
-        print("no case matches the selection", file=sys.stderr)
-        return EXIT_PASSED
+        # Nothing run is not a pass: a misspelled tag would otherwise turn a CI gate green.
+        why = empty_selection_message(datasets, tier=args.tier, tags=args.tag or ())
+        print(f"no case matches the selection: {why}", file=sys.stderr)
+        return EXIT_USAGE
     started = datetime.now(UTC)
     progress = Progress(len(selected) * len(choices))
     writer = TraceWriter(args.trace_jsonl) if args.trace_jsonl else None

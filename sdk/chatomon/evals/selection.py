@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from chatomon._suggest import did_you_mean
 from chatomon.evals.cases import Dataset, EvalCase
 from chatomon.planned import REQUIRED_ROLES, PlannedTurns
 from chatomon.providers.registry import build_provider
@@ -20,6 +21,7 @@ __all__ = [
     "SCRIPTED",
     "ProviderChoice",
     "Selected",
+    "empty_selection_message",
     "scripted_provider",
     "scripted_roles",
     "select_cases",
@@ -48,6 +50,37 @@ def select_cases(
         for case in dataset.cases
         if (tier is None or case.tier == tier) and required <= set(case.tags)
     ]
+
+
+def empty_selection_message(
+    datasets: Iterable[Dataset], *, tier: int | None = None, tags: Iterable[str] = ()
+) -> str:
+    """Why `select_cases` chose nothing, naming what would match.
+
+    A tag or tier no case has is named with the known ones (and the closest tag, through
+    the one "did you mean"); known values that no case combines say so.
+
+    Examples:
+        >>> from chatomon.evals.cases import load_dataset
+        >>> print(empty_selection_message([load_dataset("basic_queries")], tags=["raed"]))
+        no case has the tag 'raed'; did you mean 'read'? (tags: aggregate, read, schema)
+    """
+    cases = [case for dataset in datasets for case in dataset.cases]
+    if not cases:
+        return "the selected datasets hold no case"
+    known_tags = sorted({tag for case in cases for tag in case.tags})
+    for tag in tags:
+        if tag not in known_tags:
+            hint = did_you_mean(tag, known_tags)
+            listed = ", ".join(known_tags) or "none"
+            return f"no case has the tag {tag!r}{hint} (tags: {listed})"
+    known_tiers = sorted({case.tier for case in cases})
+    if tier is not None and tier not in known_tiers:
+        listed = ", ".join(str(value) for value in known_tiers)
+        return f"no case is in tier {tier} (tiers: {listed})"
+    wanted = " and ".join(repr(tag) for tag in tags)
+    where = f" in tier {tier}" if tier is not None else ""
+    return f"no case has the tags {wanted} together{where}" if wanted else f"no case{where}"
 
 
 @dataclass(frozen=True)
