@@ -20,14 +20,12 @@ from chatomon.django.persistence.store import DjangoStore
 from chatomon.planned import PlannedTurns
 from chatomon.providers.testing import ScriptedProvider, tool_call
 from chatomon.schemas import (
-    PlannedCoverage,
-    PlannedEvidence,
     PlannedTaskReport,
     PlannedTurnReport,
-    PlannedUnresolved,
 )
 from tests.chat.services import collect, service
 from tests.console.conftest import NOW, conversation, make_turn
+from tests.planned.reports import sample_plan
 
 pytestmark = pytest.mark.django_db
 
@@ -38,44 +36,7 @@ _tree = importlib.import_module("chatomon.console.plan_tree")
 plan_tree, task_anchor, tool_anchor = _tree.plan_tree, _tree.task_anchor, _tree.tool_anchor
 
 
-def planned(**overrides: Any) -> PlannedTurnReport:
-    """A plan of two roots, a dependent of the first, and a dynamic child of the first."""
-    fields: dict[str, Any] = {
-        "intent": "read",
-        "tasks": (
-            PlannedTaskReport(
-                id="t1", question="Which parts use steel?", role="simple_executor",
-                manager="PartManager", status="resolved", rounds=2,
-                tool_call_ids=("c1", "c9"), duration_ms=12.0,
-                evidence=(
-                    PlannedEvidence(id="e1", kind="query", tool="query", call_id="c1",
-                                    summary="3 rows"),
-                    PlannedEvidence(id="e2", kind="calculation", summary="count = 3"),
-                ),
-            ),
-            PlannedTaskReport(id="t2", question="Who supplies them?", status="budget_exhausted",
-                              role="complex_executor", reason="budget_exhausted", rounds=8),
-            PlannedTaskReport(id="t3", question="Their total weight?", depends_on=("t1",),
-                              status="blocked"),
-            PlannedTaskReport(id="t1a", question="Steel grades?", parent_id="t1",
-                              role="simple_executor", status="resolved", tool_call_ids=("c2",),
-                              evidence=(PlannedEvidence(id="e3", kind="query", tool="query",
-                                                        call_id="c2", reused=True),)),
-        ),
-        "roles_used": ("planner", "simple_executor", "complex_executor", "synthesizer"),
-        "planner_attempts": 2,
-        "rounds_used": 14,
-        "rounds_limit": 24,
-        "prompt_chars": 9876,
-        "coverage": PlannedCoverage(
-            status="partial", resolved=2, total=4,
-            unresolved=(PlannedUnresolved(task_id="t2", reason="budget_exhausted"),
-                        PlannedUnresolved(task_id="t3", reason="dependency_blocked")),
-        ),
-        "terminal_reason": None,
-    }  # fmt: skip
-    fields.update(overrides)
-    return PlannedTurnReport(**fields)
+planned = sample_plan
 
 
 def planned_turn(plan: PlannedTurnReport | None = None, *, capture: str = "full") -> Turn:

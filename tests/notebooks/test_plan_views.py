@@ -12,51 +12,19 @@ from chatomon.notebook.display import render_html, render_markdown, render_mimeb
 from chatomon.notebook.markup import SCOPE
 from chatomon.notebook.plan_views import plan_rows
 from chatomon.schemas import (
-    PlannedCoverage,
-    PlannedEvidence,
     PlannedTaskReport,
     PlannedTurnReport,
-    PlannedUnresolved,
     TurnReport,
 )
 from tests.notebooks.test_display import HOSTILE, hostile_report, tags_of
+from tests.planned.reports import sample_plan
 
 ALLOWED_TAGS = {"style", "div", "span", "b", "table", "thead", "tbody", "tr", "th", "td"}
 
 
 def planned(**overrides: Any) -> PlannedTurnReport:
-    """Two roots, a dependent of the first, a dynamic child of the first; one root ran dry."""
-    fields: dict[str, Any] = {
-        "intent": "read",
-        "tasks": (
-            PlannedTaskReport(
-                id="t1", question="Which parts use steel?", role="simple_executor",
-                manager="PartManager", status="resolved", rounds=2, duration_ms=30.0,
-                tool_call_ids=("c1",),
-                evidence=(PlannedEvidence(id="e1", kind="query", tool="query", call_id="c1",
-                                          summary="3 rows"),),
-            ),
-            PlannedTaskReport(id="t2", question=HOSTILE, role="complex_executor",
-                              status="budget_exhausted", reason="budget_exhausted", rounds=8,
-                              duration_ms=3.0),
-            PlannedTaskReport(id="t3", depends_on=("t1",), status="blocked"),
-            PlannedTaskReport(id="t1a", parent_id="t1", status="resolved", tool_call_ids=("c2",),
-                              evidence=(PlannedEvidence(id="e2", kind="calculation",
-                                                        summary="count = 3", reused=True),)),
-        ),
-        "roles_used": ("planner", "simple_executor", "complex_executor", "synthesizer"),
-        "planner_attempts": 1,
-        "rounds_used": 12,
-        "rounds_limit": 24,
-        "prompt_chars": 8123,
-        "coverage": PlannedCoverage(
-            status="partial", resolved=2, total=4,
-            unresolved=(PlannedUnresolved(task_id="t2", reason="budget_exhausted"),
-                        PlannedUnresolved(task_id="t3", reason="dependency_blocked")),
-        ),
-    }  # fmt: skip
-    fields.update(overrides)
-    return PlannedTurnReport(**fields)
+    """The shared plan, its second root asking hostile text (escaped everywhere)."""
+    return sample_plan(second_question=HOSTILE, **overrides)
 
 
 def turn_with(plan: PlannedTurnReport | None) -> TurnReport:
@@ -94,7 +62,7 @@ def test_html_shows_coverage_budget_and_the_indented_tree_escaped():
     assert set(tags_of(html)) <= ALLOWED_TAGS
     assert "<script>" not in html and "&lt;script&gt;" in html
     assert '<span class="cm-badge cm-notice">partial</span> 2 of 4 resolved' in html
-    assert "12 of 24 rounds · 1 planner attempt · 8123 prompt characters" in html
+    assert "14 of 24 rounds · 2 planner attempts · 9876 prompt characters" in html
     assert (
         '<div style="padding-left:16px">└ <b>t3</b> <span class="cm-muted">needs t1</span>' in html
     )
@@ -118,8 +86,8 @@ def test_markdown_and_text_follow_the_tree():
     assert len(rows) == 1 + 4 and all(line.count(" | ") == 6 for line in rows)  # "|" in content
     assert "<script>" not in markdown and "↳ t3" in markdown
     text = bundle["text/plain"].splitlines()
-    assert text[0].startswith("PlannedTurnReport read: partial, 2/4 tasks resolved; 12/24 rounds")
-    assert text[1] == "  t1 resolved simple_executor 2 rounds calls c1 evidence e1"
+    assert text[0].startswith("PlannedTurnReport read: partial, 2/4 tasks resolved; 14/24 rounds")
+    assert text[1] == "  t1 resolved simple_executor 2 rounds calls c1,c9 evidence e1,e2"
     assert text[2] == "    t3 blocked (dependency_blocked) - 0 rounds"
 
 
