@@ -14,7 +14,7 @@ SCRIPT = """
 import json
 from django.contrib.auth.models import User
 from chatomon.data import autodiscover, execute_mutation
-from chatomon.data.mutation_runs import preview_mutation
+from chatomon.data.mutation_runs import preview_mutation, unchanged_reason
 from chatomon.demo.models import Part, Project
 
 registry = autodiscover()
@@ -49,6 +49,13 @@ out = {
         registry, "assignPartToProject", {"part_id": part.pk, "project_id": public.pk}, owner
     ),
     "assigned": public.parts.filter(pk=part.pk).exists(),
+    "assign_again_preview": preview(
+        "assignPartToProject", {"part_id": part.pk, "project_id": public.pk}, owner
+    ),
+    "public_code": public.code,
+    "same_cost": unchanged_reason(
+        preview("updatePartCost", {"part_id": part.pk, "unit_cost": "14.5"}, owner)
+    ),
     "private_by_owner": execute_mutation(
         registry, "assignPartToProject", {"part_id": part.pk, "project_id": private.pk}, owner
     )["status"],
@@ -108,6 +115,7 @@ def test_assign_part_previews_names_and_respects_private_projects(outcome: dict[
     assert preview["part"].startswith("P-1002 ")
     assert preview["project"].startswith("PRJ-")
     assert preview["already_assigned"] is False
+    assert "unchanged" not in preview
     assert outcome["assign"]["status"] == "executed"
     assert outcome["assigned"] is True
     assert outcome["private_by_owner"] == "executed"
@@ -131,3 +139,14 @@ def test_an_unknown_material_or_part_is_an_input_error(outcome: dict[str, Any]) 
         assert error["code"] == "invalid_input"
         assert f"no {kind} with id 999999" in error["message"]
         assert error["errors"] == [{"field": field, "message": "no such object"}]
+
+
+def test_previews_of_writes_that_change_nothing_say_why(outcome: dict[str, Any]) -> None:
+    again = outcome["assign_again_preview"]
+    assert again["already_assigned"] is True and again["unchanged"] is True
+    assert again["reason"] == f"part P-1002 is already assigned to project {outcome['public_code']}"
+    # 14.5 is the cost the part has (14.50) since the update above.
+    assert (
+        outcome["same_cost"]
+        == f"PartManager #{outcome['cost']['result']['id']} already has unit_cost 14.50"
+    )

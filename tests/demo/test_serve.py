@@ -7,6 +7,7 @@ from pathlib import Path
 
 import httpx
 
+from chatomon.demo.prompts import SUGGESTED_PROMPTS
 from tests.demo.process import DemoServer, manage
 
 SCRIPTED = {"CHATOMON_PROVIDER": "tests.browser.provider.DemoScriptProvider"}
@@ -22,6 +23,11 @@ def run_once(data_dir: Path, env: dict[str, str] | None = None) -> DemoServer:
             home = client.get("/")
             assert home.status_code == 200
             assert "240 parts" in home.text
+            # The page suggests what the prompts benchmark measures.
+            for prompt in SUGGESTED_PROMPTS:
+                assert (f"“{prompt.text}”" + (f" ({prompt.note})" if prompt.note else "")) in (
+                    home.text
+                )
             assert client.get("/static/chatomon/chat-widget.js").status_code == 200
             assert client.get("/static/chatomon_console/console.css").status_code == 200
             assert client.get("/favicon.ico").status_code == 204

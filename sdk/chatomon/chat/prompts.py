@@ -13,6 +13,7 @@ __all__ = [
     "NO_TOOLS_RECOVERY",
     "REJECTED_RESULT",
     "TIMED_OUT_RESULT",
+    "UNCHANGED_RESULT",
     "system_prompt",
 ]
 
@@ -42,6 +43,12 @@ REJECTED_RESULT = "The change was rejected and nothing was written. Do not retry
 
 TIMED_OUT_RESULT = "Nobody confirmed the change in time, so nothing was written."
 """The tool result the model sees for a mutation whose confirmation expired."""
+
+UNCHANGED_RESULT = (
+    "{reason}: nothing to change. Nothing was written and nobody was asked to confirm; "
+    "tell the user so."
+)
+"""The tool result the model sees for a mutation whose preview changes nothing."""
 
 
 def system_prompt(project: str, guidance: Sequence[str]) -> str:

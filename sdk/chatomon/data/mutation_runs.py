@@ -5,7 +5,9 @@ what it returned as the manager's exposed fields; Django's `PermissionDenied` an
 `ValidationError` raised by the function become permission_denied and invalid_input
 results. `preview_mutation` describes a pending write for its confirmation: the mutation's
 own preview, or for an update (its input names the target's id) each field it sets with
-its value before and after, or for a create the new values.
+its value before and after, or for a create the new values. `unchanged_reason` reads a
+preview that changes nothing (every field keeps its value, or the mutation's own preview
+says `"unchanged": true`): the mutate tool then asks nobody and writes nothing.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
     from chatomon.data.registration import ManagerRegistry
     from chatomon.data.schema import ManagerSchema, SchemaIndex
 
-__all__ = ["json_ready", "preview_mutation", "run_mutation"]
+__all__ = ["json_ready", "preview_mutation", "run_mutation", "unchanged_reason"]
 
 
 def json_ready(value: Any) -> Any:
@@ -130,3 +132,38 @@ def preview_mutation(
     if others:
         shown["input"] = others
     return shown
+
+
+def unchanged_reason(preview: Any) -> str | None:
+    """Why the previewed write would change nothing, or None when it changes something.
+
+    A preview changes nothing when it says so (`"unchanged": true`, the convention for a
+    mutation's own preview, with an optional `"reason"` such as "part P-1002 is already
+    assigned to project PRJ-101"), or when it lists its field changes and every field keeps
+    its value (an update setting the cost a part already has). A preview that holds input
+    beyond the fields it lists (`"input"`), or any other shape, is taken to change something:
+    only a preview that shows what it writes can tell that nothing would change.
+    """
+    if not isinstance(preview, Mapping):
+        return None
+    if preview.get("unchanged") is True:
+        reason = preview.get("reason")
+        return reason if isinstance(reason, str) and reason.strip() else "nothing would change"
+    changes = preview.get("changes")
+    if not isinstance(changes, list) or "input" in preview:
+        return None
+    if not all(isinstance(c, Mapping) and c.get("before") == c.get("after") for c in changes):
+        return None
+    target = _target_label(preview)
+    if not changes:
+        return f"the input sets no field of {target}"
+    kept = ", ".join(f"{c.get('field')} {json_value(c.get('after'))}" for c in changes)
+    return f"{target} already has {kept}"
+
+
+def _target_label(preview: Mapping[str, Any]) -> str:
+    """The preview's target as "PartManager #12" ("the object" when it names neither)."""
+    manager, object_id = preview.get("manager"), preview.get("id")
+    if manager is None:
+        return "the object" if object_id is None else f"#{object_id}"
+    return str(manager) if object_id is None else f"{manager} #{object_id}"

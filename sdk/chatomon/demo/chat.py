@@ -11,6 +11,7 @@ createPart runs at once, updatePartCost waits for staff, assignPartToProject for
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from typing import Any
 
 from django.db.models import Q, QuerySet
@@ -22,6 +23,9 @@ from chatomon.data.fields import FieldSpec
 
 from .inputs import AssignPartInput, CreatePartInput, UpdatePartCostInput
 from .models import Material, Part, Project, Supplier
+
+CENT = Decimal("0.01")
+"""Costs are stored to the cent."""
 
 
 class MaterialManager(Manager):
@@ -154,14 +158,15 @@ def create_part(actor: Any, data: CreatePartInput) -> Part:
 
 def _cost_preview(actor: Any, data: UpdatePartCostInput) -> dict[str, Any]:
     part = _part(data.part_id)
+    # Written as the column stores it (14.5 → "14.50"), so a cost the part already has
+    # reads as no change and nobody is asked to approve it.
+    after = data.unit_cost.quantize(CENT)
     return {
         "action": "update",
         "manager": "PartManager",
         "id": part.pk,
         "part": str(part),
-        "changes": [
-            {"field": "unit_cost", "before": str(part.unit_cost), "after": str(data.unit_cost)}
-        ],
+        "changes": [{"field": "unit_cost", "before": str(part.unit_cost), "after": str(after)}],
     }
 
 
@@ -183,7 +188,7 @@ def _assignment_preview(actor: Any, data: AssignPartInput) -> dict[str, Any]:
     part = _part(data.part_id)
     project = _visible_project(actor, data.project_id)
     already = project.parts.filter(pk=part.pk).exists()
-    return {
+    shown: dict[str, Any] = {
         "action": "assign",
         "manager": "ProjectManager",
         "id": project.pk,
@@ -191,6 +196,11 @@ def _assignment_preview(actor: Any, data: AssignPartInput) -> dict[str, Any]:
         "project": str(project),
         "already_assigned": already,
     }
+    if already:
+        # The mutate tool then asks nobody and tells the model why (unchanged_reason).
+        reason = f"part {part.number} is already assigned to project {project.code}"
+        shown |= {"unchanged": True, "reason": reason}
+    return shown
 
 
 @mutation(

@@ -6,6 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from .models import Material, Part, Project, Supplier
+from .prompts import SUGGESTED_PROMPTS
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -16,7 +17,7 @@ def home(request: HttpRequest) -> HttpResponse:
         "parts": Part.objects.count(),
         "projects": Project.objects.count(),
     }
-    context = {"counts": counts}
+    context = {"counts": counts, "suggestions": SUGGESTED_PROMPTS}
     return render(request, "chatomon_demo/home.html", context)
 
 

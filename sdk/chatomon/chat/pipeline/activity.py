@@ -16,7 +16,8 @@ may quote content) and never breaks the turn.
 | `error`                  | `code`, `message` (public), `exception` (or None)        |
 | `planned`                | `event` and the allowlisted fields of a planned audit event |
 
-A mutation's `result["status"]` is "executed", "rejected", "timed_out" or "error".
+A mutation's `result["status"]` is "executed", "unchanged" (its preview changed nothing:
+nothing was written and nobody was asked), "rejected", "timed_out" or "error".
 
 Listeners run on the event loop of the turn, in the order given, each awaited before the
 next: a sync listener must not block (one that needs the ORM returns an awaitable, e.g.

@@ -203,8 +203,8 @@ def mutate_definition(mutations: Iterable[Mutation]) -> ToolDefinition:
         name="mutate",
         description=(
             f"Change data with one mutation. Allowed: {signatures}. Call it alone. Returns "
-            "executed with the result, or confirmation_required: a person must approve, so "
-            "tell the user and wait."
+            "executed with the result, unchanged when nothing would change (tell the user "
+            "why), or confirmation_required: a person must approve, so tell the user and wait."
         ),
         parameters=_object(
             {

@@ -8,6 +8,13 @@ A name in confirm_mutations or staff_approval_mutations then returns
 writes nothing: no argument of this tool can confirm, so the model never approves its own
 write; the confirmation flow later runs it with `execute_mutation`. Any other allowed
 name runs at once: `{"status": "executed", "mutation", "result"}`.
+
+A write that would need a confirmation but whose preview changes nothing (the part is
+already in the project, the cost already is that value; see
+`chatomon.data.mutation_runs.unchanged_reason`) asks nobody and writes nothing: the
+result is `{"status": "unchanged", "mutation", "input", "reason", "message"}`, an ordinary
+tool result the model answers from ("... is already ...: nothing to change"), so a person
+is never asked to approve a no-op.
 """
 
 from __future__ import annotations
@@ -15,10 +22,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from chatomon.chat.prompts import UNCHANGED_RESULT
 from chatomon.chat.tools.context import ToolContext
 from chatomon.data.actor import is_authenticated
 from chatomon.data.errors import DataError, did_you_mean
-from chatomon.data.mutation_runs import preview_mutation, run_mutation
+from chatomon.data.mutation_runs import preview_mutation, run_mutation, unchanged_reason
 from chatomon.data.mutations import validate_input
 from chatomon.data.registration import ManagerRegistry
 
@@ -49,6 +57,16 @@ def mutate(
         context.emit("mutation_executed", {"mutation": name, "status": "executed"})
         return outcome
     preview = preview_mutation(registry.schema_index(), definition, data, context.actor)
+    reason = unchanged_reason(preview)
+    if reason is not None:
+        context.emit("mutation_unchanged", {"mutation": name})
+        return {
+            "status": "unchanged",
+            "mutation": name,
+            "input": data.model_dump(mode="json"),
+            "reason": reason,
+            "message": UNCHANGED_RESULT.format(reason=reason),
+        }
     context.emit("mutation_confirmation_required", {"mutation": name, "approver": approver})
     return {
         "status": "confirmation_required",
