@@ -45,6 +45,7 @@ from uuid import uuid4
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tests.benchmarks.reporting import percentile, print_table, run_child, write_results
+from tests.benchmarks.statements import StatementCounter
 
 TURNS = int(os.environ.get("CHATOMON_BENCH_TURNS", "200"))
 WARMUP = TURNS // 10
@@ -57,8 +58,8 @@ PROMPT_TARGET = 15_000
 CHILD = "--series"
 SDK, DJANGO, HTTP, DELAYED = "ChatService (SDK)", "ChatService (Django)", "POST chat/", "delayed"
 SETTINGS = "tests.benchmarks.planned_settings"
-EXECUTED = [0]
-"""SQL statements executed so far in this process, by any connection."""
+STATEMENTS = StatementCounter()
+"""SQL statements executed in this process, by any connection (started in a Django child)."""
 
 Turn = Callable[[str], Any]
 """Runs one turn of a question's text; returns the terminal event."""
@@ -94,30 +95,12 @@ def sdk_turns(*, planned: bool, delay: float = 0.0) -> Turn:
     return turn
 
 
-def count_statements() -> None:
-    """Count every SQL statement, whichever connection runs it.
-
-    On the class, not through `connection.execute_wrappers` as `chat.py` does: the store's
-    calls run in contexts of their own (asgiref's `Local`), whose connections a wrapper
-    installed on `connection_created` missed after the first turn.
-    """
-    from django.db.backends.utils import CursorWrapper  # noqa: PLC0415
-
-    original = CursorWrapper._execute_with_wrappers
-
-    def counted(self: Any, sql: Any, params: Any, many: Any, executor: Any) -> Any:
-        EXECUTED[0] += 1
-        return original(self, sql, params, many, executor)
-
-    CursorWrapper._execute_with_wrappers = counted
-
-
 def django_turns(series: str) -> Turn:
     """Turns through the Django app: `chat_service()` straight, or POST chat/ over ASGI."""
     from tests.benchmarks.transports import _with_session, asgi_post, prepare_child  # noqa: PLC0415
 
+    STATEMENTS.start()  # before any connection opens: see StatementCounter.start
     application = prepare_child()
-    count_statements()
     if series == DJANGO:
         from chatomon.chat.store.records import Owner  # noqa: PLC0415
         from chatomon.django.service import chat_service  # noqa: PLC0415
@@ -155,7 +138,7 @@ def measure(turn: Turn, text: str, *, planned: bool, turns: int, warmup: int) ->
             "sql": [],
         }
         for number in range(warmup + turns):
-            before = (COUNTS["calls"], COUNTS["prompt_chars"], EXECUTED[0])
+            before = (COUNTS["calls"], COUNTS["prompt_chars"], STATEMENTS.executed)
             started, cpu = time.perf_counter(), time.process_time()
             done = await turn(text)
             wall, cpu = time.perf_counter() - started, time.process_time() - cpu
@@ -168,7 +151,7 @@ def measure(turn: Turn, text: str, *, planned: bool, turns: int, warmup: int) ->
                 samples["cpu"].append(cpu * 1000)
                 samples["calls"].append(COUNTS["calls"] - before[0])
                 samples["chars"].append(COUNTS["prompt_chars"] - before[1])
-                samples["sql"].append(EXECUTED[0] - before[2])
+                samples["sql"].append(STATEMENTS.executed - before[2])
         return samples
 
     samples = asyncio.run(series())
