@@ -56,6 +56,53 @@ class TestArgsMatch:
         assert not args_match({"a": 1}, None)
 
 
+class TestTextFilterEquivalence:
+    """An exact text filter ignores case in the data layer, so `field` meets `field__iexact`."""
+
+    @pytest.mark.parametrize("key", ["name", "name__exact", "name__iexact"])
+    def test_an_exact_text_filter_meets_an_expected_iexact(self, key):
+        assert args_match({"filters": {"name__iexact": "gear"}}, {"filters": {key: "Gear"}})
+
+    def test_through_relations_too(self):
+        expected = {"filters": {"parts__material__name__iexact": "cobalt"}}
+        assert args_match(expected, {"filters": {"parts__material__name": "Cobalt"}})
+
+    @pytest.mark.parametrize(
+        ("expected", "actual"),
+        [
+            # different values, other lookups, other fields: not the same filter
+            ({"name__iexact": "gear"}, {"name": "Bolt"}),
+            ({"name__iexact": "gear"}, {"name__icontains": "gear"}),
+            ({"name__iexact": "gear"}, {"name__in": ["gear"]}),
+            ({"name__iexact": "gear"}, {"title": "gear"}),
+            ({"parts__material__name__iexact": "cobalt"}, {"parts__name": "cobalt"}),
+            # an id keeps its case in the data layer: its exact match is no iexact
+            ({"code__id__iexact": "ab"}, {"code__id": "AB"}),
+            ({"id__iexact": "ab"}, {"id": "ab"}),
+            # a bare expectation may be a choice field, whose exact match keeps its case
+            ({"status": "active"}, {"status__iexact": "active"}),
+        ],
+    )
+    def test_other_filters_stay_apart(self, expected, actual):
+        assert not args_match({"filters": expected}, {"filters": actual})
+
+    async def test_a_multi_hop_case_passes_with_the_bare_field(self):
+        # Both filters find the same rows: the data layer matches the bare text field
+        # ignoring case, so result_accuracy and tool_sequence pass alike.
+        c = load_dataset("multi_hop").case("projects_using_cobalt")
+        bare = {"parts__material__name": "cobalt"}
+        provider = ScriptedProvider(
+            [
+                [tool_call("query", {"manager": "ProjectManager", "filters": bare})],
+                ["Only Apollo uses Cobalt."],
+            ]
+        )
+        observation = await run_case(c, provider=provider)
+        assert [v.judge for v in judge_case(observation) if not v.passed] == []
+        (seen,) = observation.turns
+        assert [row["name"] for row in seen.tool_results[0]["result"]["data"]] == ["Apollo"]
+
+
 class TestToolSequence:
     def test_expected_calls_in_any_order(self):
         c = case({"user": "q", "expect": {"tools": [{"name": "query"}, {"name": "find_path"}]}})

@@ -74,14 +74,35 @@ def _same(expected: Any, actual: Any) -> bool:
     return bool(expected == actual)
 
 
+def _equivalent_keys(key: str, value: Any) -> tuple[str, ...]:
+    """The filter keys selecting what `key` does (`field__iexact`: also field, field__exact).
+
+    The data layer matches an exact text filter ignoring case (chatomon.data.query), so
+    `{"name": "cobalt"}` finds what `{"name__iexact": "cobalt"}` finds. `iexact` is a
+    lookup of text fields only, so an expected `field__iexact` names a text field; an `id`
+    field keeps its case (the data layer compares ids as given), so its keys stay apart.
+    """
+    stem, lookup = key.rpartition("__")[::2]
+    if lookup != "iexact" or not stem or not isinstance(value, str):
+        return (key,)
+    if stem.rpartition("__")[2] == "id":
+        return (key,)
+    return (key, stem, f"{stem}__exact")
+
+
 def args_match(expected: Mapping[str, Any], actual: Any) -> bool:
     """Whether `actual` holds every key of `expected` with an equal value.
 
-    Nested mappings are subsets too; strings compare ignoring case.
+    Nested mappings are subsets too; strings compare ignoring case; an expected text filter
+    `field__iexact` is met by the equivalent `field` or `field__exact` (see
+    `_equivalent_keys`).
     """
     if not isinstance(actual, Mapping):
         return False
-    return all(key in actual and _same(value, actual[key]) for key, value in expected.items())
+    return all(
+        any(name in actual and _same(value, actual[name]) for name in _equivalent_keys(key, value))
+        for key, value in expected.items()
+    )
 
 
 def _matches(expectation: ToolExpectation, call: Mapping[str, Any]) -> bool:
