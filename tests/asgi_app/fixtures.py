@@ -56,8 +56,8 @@ def close_worker_connections() -> Iterator[None]:
 
 def sse_events(body: bytes) -> list[dict[str, Any]]:
     """The events of an SSE body (comments skipped)."""
-    blocks = body.decode().split("\n\n")
-    return [json.loads(block[len("data: ") :]) for block in blocks if block.startswith("data: ")]
+    lines = body.decode().split("\n")  # an event's `id:` line comes before its `data:`
+    return [json.loads(line[len("data: ") :]) for line in lines if line.startswith("data: ")]
 
 
 async def sse_until(response: Any, kind: str = "confirm_mutation") -> list[dict[str, Any]]:

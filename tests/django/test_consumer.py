@@ -15,6 +15,7 @@ from django.test import AsyncClient
 from chatomon.data.actor import SimpleActor
 from chatomon.django.models import Turn
 from chatomon.django.service import chat_service
+from chatomon.django.transports.relay import relays
 from tests.asgi_app.fixtures import (
     configure,
     make_part,
@@ -206,15 +207,19 @@ async def test_a_socket_follows_a_conversation_named_in_its_query_string():
     await stranger.disconnect()
 
 
-async def test_disconnecting_cancels_the_turn_and_records_it_aborted():
+async def test_disconnecting_detaches_the_turn_which_runs_on_and_is_recorded_completed():
     socket = await open_socket()
-    await send(socket, {"type": "message", "text": "slow 30 never answered"})
+    await send(socket, {"type": "message", "text": "slow 0.5 answered anyway"})
     for _ in range(100):
         if await Turn.objects.filter(status="running").aexists():
             break
         await asyncio.sleep(0.02)
     await socket.disconnect()
-    assert [t.status async for t in Turn.objects.all()] == ["aborted"]
+    [feed] = relays().running  # kept by the process's registry, not by the socket
+    assert feed.detached and feed.task is not None
+    await feed.task
+    assert [t.status async for t in Turn.objects.all()] == ["completed"]
+    assert types(feed.events) == ["text_chunk", "done"]  # resumable: tests/django/test_resume.py
 
 
 async def test_a_logout_closes_the_users_sockets_with_4401_and_aborts_the_turn():

@@ -1,4 +1,4 @@
-"""`POST chat/stream/`: SSE frames, headers, the session cookie, heartbeats, cancellation."""
+"""`POST chat/stream/`: SSE frames and their ids, headers, the session cookie, heartbeats."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from chatomon.chat.store.records import Owner
 from chatomon.django.models import Conversation, PendingConfirmation, Turn
 from chatomon.django.service import chat_service
 from chatomon.django.transports.http import envelope
+from chatomon.django.transports.relay import event_id
 from chatomon.django.transports.sse import HEARTBEAT, frame, heartbeat_frames
 from tests.asgi_app.fixtures import (
     configure,
@@ -50,7 +51,8 @@ async def test_a_turn_streams_as_data_frames_with_no_buffering_headers():
     assert body.endswith(b"\n\n")
     events = sse_events(body)
     assert types(events) == ["text_chunk", "text_chunk", "done"]
-    assert body == b"".join(frame(e) for e in events)
+    ids = [event_id(e["turn_id"], n) for n, e in enumerate(events, start=1)]
+    assert body == b"".join(frame(e, i) for e, i in zip(events, ids, strict=True))
 
 
 async def test_the_anonymous_session_cookie_comes_with_the_headers():
@@ -178,7 +180,9 @@ async def test_rate_limited_streams_get_429(settings):
     assert sse_events(content)[0]["code"] == "rate_limited"
 
 
-async def test_closing_the_stream_early_cancels_the_turn_and_records_it_aborted():
+async def test_closing_the_stream_early_cancels_a_bare_event_source():
+    # heartbeat_frames owns what it is given: a turn that must outlive its reader is
+    # given as a feed's follow() (ChatStreamView; tests/django/test_resume.py).
     service = chat_service()
     owner = Owner.session("reader-went-away")
     frames = heartbeat_frames(service.run_turn(None, "slow 30 hi", owner=owner), 0.01)

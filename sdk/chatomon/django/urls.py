@@ -4,6 +4,7 @@
 |------------------|-------------------|----------------------|
 | `POST chat/`     | `ChatView`        | `chatomon:chat`      |
 | `POST chat/stream/` | `ChatStreamView` | `chatomon:stream`  |
+| `GET chat/stream/resume/` | `ChatResumeView` | `chatomon:resume` |
 | `POST chat/confirm/` | `ChatConfirmView` | `chatomon:confirm` |
 | `GET chat/history/` | `ChatHistoryView` | `chatomon:history` |
 
@@ -19,7 +20,7 @@ from chatomon.django.settings import chat_settings
 from chatomon.django.transports.confirm import ChatConfirmView
 from chatomon.django.transports.history import ChatHistoryView
 from chatomon.django.transports.http import ChatView
-from chatomon.django.transports.sse import ChatStreamView
+from chatomon.django.transports.sse import ChatResumeView, ChatStreamView
 
 __all__ = ["app_name", "chat_urls", "urlpatterns"]
 
@@ -27,6 +28,7 @@ app_name = "chatomon"
 urlpatterns = [
     path("", ChatView.as_view(), name="chat"),
     path("stream/", ChatStreamView.as_view(), name="stream"),
+    path("stream/resume/", ChatResumeView.as_view(), name="resume"),
     path("confirm/", ChatConfirmView.as_view(), name="confirm"),
     path("history/", ChatHistoryView.as_view(), name="history"),
 ]

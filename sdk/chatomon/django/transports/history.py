@@ -9,7 +9,7 @@ Owner-scoped as every chat route: an unknown or another owner's id answers 404
 (an empty one, and no session is created for it). The `permission` setting applies (403).
 
 ```json
-{"conversation_id": "…", "max_message_chars": 8000, "running_turn_id": null,
+{"conversation_id": "…", "max_message_chars": 8000, "running_turn_id": null, "resume": null,
  "pending": {"type": "confirm_mutation", "id": "…", …} ,
  "items": [
    {"type": "user", "content": "Add a bolt", "blocked": false},
@@ -25,6 +25,13 @@ widget shows its buttons again, and a decision made while the user was away is a
 confirmation item with its status. Tool arguments, results, inputs and previews pass the
 redaction rule, as the live events do. A client's own decision reads `decided_by: "you"`
 (the owner's key is not for the page); a staff decision names the staff member.
+
+While the conversation's latest turn still runs (its client went away: a reload, a dropped
+connection; see `chatomon.django.transports.relay`), `running_turn_id` names it and
+`resume` says how to follow it from its first event:
+`{"turn_id": "…", "sse": "/chat/stream/resume/?turn_id=…",
+"websocket": {"type": "resume", "turn_id": "…", "after": 0}}`. A client that already saw
+some of its events passes the last position it saw (`Last-Event-ID` or `after`).
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlencode
 from uuid import UUID
 
 from asgiref.sync import sync_to_async
@@ -52,7 +60,14 @@ from chatomon.django.transports.pending import read, target_conversation
 from chatomon.errors import StoreUnavailableError
 from chatomon.redaction import Redaction
 
-__all__ = ["ChatHistoryView", "Snapshot", "history_items", "snapshot"]
+__all__ = [
+    "ChatHistoryView",
+    "Snapshot",
+    "history_items",
+    "request_owner",
+    "resume_of",
+    "snapshot",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +142,25 @@ def history_items(
     return [entry for _, _, entry in items], pending
 
 
+def resume_of(history_path: str, turn_id: str | None) -> dict[str, Any] | None:
+    """How to follow a running turn: its SSE resume URL and its WebSocket resume message.
+
+    Examples:
+        >>> resume_of("/chat/history/", "t1")["sse"]
+        '/chat/stream/resume/?turn_id=t1'
+        >>> resume_of("/chat/history/", None) is None
+        True
+    """
+    if turn_id is None:
+        return None
+    base = history_path.removesuffix("history/")
+    return {
+        "turn_id": turn_id,
+        "sse": f"{base}stream/resume/?{urlencode({'turn_id': turn_id})}",
+        "websocket": {"type": "resume", "turn_id": turn_id, "after": 0},
+    }
+
+
 def _decided(confirmation: PendingConfirmation, event: dict[str, Any]) -> dict[str, Any]:
     decided_by = confirmation.decided_by
     if confirmation.approver == "client" and decided_by:
@@ -143,7 +177,7 @@ def _decided(confirmation: PendingConfirmation, event: dict[str, Any]) -> dict[s
     }
 
 
-def _owner(request: HttpRequest, settings: ChatSettings) -> Owner | HttpResponse | None:
+def request_owner(request: HttpRequest, settings: ChatSettings) -> Owner | HttpResponse | None:
     """Permission, then the owner (sync): None for an anonymous visitor with no chat yet."""
     user = request.user
     if not permitted(settings, user, {"type": "http", "path": request.path}):
@@ -174,7 +208,7 @@ class ChatHistoryView(View):
 
     async def _answer(self, request: HttpRequest) -> HttpResponse:
         settings = chat_settings()
-        owner = await sync_to_async(released)(_owner, request, settings)
+        owner = await sync_to_async(released)(request_owner, request, settings)
         if isinstance(owner, HttpResponse):
             return owner
         limit = {"max_message_chars": settings.max_message_chars}
@@ -188,13 +222,14 @@ class ChatHistoryView(View):
                 missing = error_event("conversation_not_found", "This conversation does not exist.")
                 return JsonResponse({**missing, **limit}, status=404)
             empty: dict[str, Any] = {"conversation_id": None, "items": [], "pending": None}
-            return JsonResponse({**empty, "running_turn_id": None, **limit})
+            return JsonResponse({**empty, "running_turn_id": None, "resume": None, **limit})
         items, pending = history_items(found, redaction_of(settings))
         body = {
             "conversation_id": str(found.conversation_id),
             "items": items,
             "pending": pending,
             "running_turn_id": found.running_turn_id,
+            "resume": resume_of(request.path, found.running_turn_id),
             **limit,
         }
         return JsonResponse(body)

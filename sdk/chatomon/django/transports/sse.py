@@ -10,9 +10,21 @@ that a `confirm_mutation` the end user must decide keeps it open until the confi
 decided elsewhere (it then ends) or expires (its resumed turn follows; see
 `chatomon.django.transports.expiry`).
 
-The turn runs in a task of its own, feeding a queue the response reads: the turn's code
-always runs in one task (its timeouts and context stay intact), and a client that goes
-away cancels that task, which records the turn as aborted.
+The turn runs in a task of its own (a `chatomon.django.transports.relay.TurnFeed`): the
+turn's code always runs in one task (its timeouts and context stay intact). Each event
+frame of a turn carries the standard SSE `id:` line, `id: <turn_id>:<position>` (1 for the
+turn's first event), before its `data:` line. A client that goes away does not end the
+turn: it is detached, runs to its end and is recorded normally, and can be followed again:
+
+`GET chat/stream/resume/?turn_id=<id>` with the standard `Last-Event-ID: <turn_id>:<n>`
+header (or `&after=<n>` for a client that cannot set it; the header alone also names the
+turn) answers the turn's events after position n, each once, then the live ones until the
+terminal event, with heartbeats (`ChatResumeView`). It is owner-scoped: another owner's
+turn, or one unknown or long finished, is 404 `turn_not_found` (a one-frame event
+stream); a request naming no turn is 400 `bad_event`. Visitor tokens and CORS apply as
+for `POST chat/stream/`; the `permission` setting too (403). A turn that ended while its
+client was away replays to its terminal event; a stream that ends without one (the turn
+ended unseen, or its log expired) leaves the client to read `GET chat/history/`.
 
 A stream lasts as long as its model takes, and most of that time it waits: the store
 releases its database connection after each of its calls (`chatomon.django.persistence`),
@@ -28,21 +40,43 @@ import logging
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
+from django.views import View
 
-from chatomon.chat.pipeline.wire import GENERIC_ERROR_MESSAGE, error_event
+from chatomon.chat.pipeline.wire import (
+    GENERIC_ERROR_MESSAGE,
+    error_event,
+    store_unavailable_event,
+)
 from chatomon.django.audit.signals import send_chat_error
+from chatomon.django.persistence.connections import released
+from chatomon.django.settings import chat_settings
+from chatomon.django.transports.embedding import embeddable
 from chatomon.django.transports.expiry import through_expiry
-from chatomon.django.transports.http import ChatEndpoint
+from chatomon.django.transports.history import request_owner
+from chatomon.django.transports.http import ChatEndpoint, while_enabled
+from chatomon.django.transports.relay import (
+    TURN_NOT_FOUND_MESSAGE,
+    Positioned,
+    event_id,
+    parse_event_id,
+    relays,
+    resume,
+)
+from chatomon.errors import StoreUnavailableError
 from chatomon.storable import storable
 
 __all__ = [
     "HEARTBEAT",
     "HEARTBEAT_SECONDS",
+    "TURN_NOT_FOUND_MESSAGE",
+    "ChatResumeView",
     "ChatStreamView",
     "event_stream_response",
     "frame",
     "heartbeat_frames",
+    "positioned_frames",
 ]
 
 logger = logging.getLogger(__name__)
@@ -53,24 +87,37 @@ CONTENT_TYPE = "text/event-stream; charset=utf-8"
 _END = object()
 
 
-def frame(event: Mapping[str, Any]) -> bytes:
+def frame(event: Mapping[str, Any], event_id: str | None = None) -> bytes:
     r"""One event as an SSE frame, whatever text it holds.
 
     JSON escapes a NUL, but writes an unpaired surrogate as it is, which has no UTF-8
     encoding: it is replaced with U+FFFD (`storable`) rather than raising and cutting the
-    stream with no terminal event.
+    stream with no terminal event. `event_id` is written as its `id:` line.
 
     Examples:
         >>> frame({"type": "done"})
         b'data: {"type":"done"}\n\n'
+        >>> frame({"type": "done"}, "t:2")
+        b'id: t:2\ndata: {"type":"done"}\n\n'
         >>> frame({"content": "a\ud800"})
         b'data: {"content":"a\xef\xbf\xbd"}\n\n'
     """
     body = json.dumps(event, separators=(",", ":"), ensure_ascii=False, default=str)
-    return b"data: " + storable(body).encode() + b"\n\n"
+    data = b"data: " + storable(body).encode() + b"\n\n"
+    return data if event_id is None else b"id: " + event_id.encode() + b"\n" + data
 
 
-async def _produce(events: AsyncIterator[dict[str, Any]], queue: asyncio.Queue[Any]) -> None:
+async def positioned_frames(events: AsyncIterator[Positioned]) -> AsyncIterator[bytes]:
+    """Positioned events as frames with their `id:` (an event with no turn id has none)."""
+    async with contextlib.aclosing(events) as stream:  # type: ignore[type-var]
+        async for position, event in stream:
+            turn_id = event.get("turn_id")
+            yield frame(event, event_id(turn_id, position) if isinstance(turn_id, str) else None)
+
+
+async def _produce(
+    events: AsyncIterator[Mapping[str, Any] | bytes], queue: asyncio.Queue[Any]
+) -> None:
     try:
         async with contextlib.aclosing(events) as stream:  # type: ignore[type-var]
             async for event in stream:
@@ -84,9 +131,11 @@ async def _produce(events: AsyncIterator[dict[str, Any]], queue: asyncio.Queue[A
 
 
 async def heartbeat_frames(
-    events: AsyncIterator[dict[str, Any]], heartbeat_seconds: float = HEARTBEAT_SECONDS
+    events: AsyncIterator[Mapping[str, Any] | bytes], heartbeat_seconds: float = HEARTBEAT_SECONDS
 ) -> AsyncIterator[bytes]:
     """The events as SSE frames, a heartbeat comment after each quiet `heartbeat_seconds`.
+
+    An item already framed (bytes, see `positioned_frames`) is sent as it is.
 
     Ends with the events (a stream waiting on its client's confirmation goes on past its
     `confirm_mutation`: see `chatomon.django.transports.expiry`); closing it early cancels
@@ -107,7 +156,7 @@ async def heartbeat_frames(
             item, getter = getter.result(), None
             if item is _END:
                 return
-            yield frame(item)
+            yield item if isinstance(item, bytes) else frame(item)
     finally:
         if getter is not None:
             getter.cancel()
@@ -117,7 +166,7 @@ async def heartbeat_frames(
 
 
 def event_stream_response(
-    events: AsyncIterator[dict[str, Any]], heartbeat_seconds: float = HEARTBEAT_SECONDS
+    events: AsyncIterator[Mapping[str, Any] | bytes], heartbeat_seconds: float = HEARTBEAT_SECONDS
 ) -> StreamingHttpResponse:
     """A streaming `text/event-stream` response of the events."""
     response = StreamingHttpResponse(
@@ -153,4 +202,47 @@ class ChatStreamView(ChatEndpoint):
         if isinstance(admitted, HttpResponseBase):
             return admitted
         events = through_expiry(admitted.run_turn(), admitted.service, admitted.owner)
-        return event_stream_response(events, self.heartbeat_seconds)
+        feed = relays().start(admitted.owner, events)
+        return event_stream_response(positioned_frames(feed.follow()), self.heartbeat_seconds)
+
+
+def _position(request: HttpRequest) -> tuple[str, int] | None:
+    """The turn and position a resume request asks for: the query, then Last-Event-ID."""
+    last = parse_event_id(request.headers.get("Last-Event-ID"))
+    turn_id = request.GET.get("turn_id") or (last[0] if last else "")
+    if not turn_id:
+        return None
+    after = request.GET.get("after", "")
+    if after.isdigit():
+        return turn_id, int(after)
+    return turn_id, last[1] if last is not None and last[0] == turn_id else 0
+
+
+class ChatResumeView(View):
+    """`GET chat/stream/resume/`: a running or just-finished turn's events (module docstring)."""
+
+    http_method_names = ("get",)
+    heartbeat_seconds: float = HEARTBEAT_SECONDS
+
+    @classmethod
+    def as_view(cls, **initkwargs: Any) -> Any:
+        """The view, gated by `enabled`, answering embedding pages (CORS, visitor tokens)."""
+        view = super().as_view(**initkwargs)
+        return while_enabled(embeddable(view, view, lambda r, s, e: refusal_response(s, e)))
+
+    async def get(self, request: HttpRequest) -> HttpResponseBase:
+        """Replay the turn after the asked position, then follow it to its end."""
+        asked = _position(request)
+        if asked is None:
+            event = error_event("bad_event", "Name the turn: ?turn_id= or Last-Event-ID.")
+            return refusal_response(400, event)
+        owner = await sync_to_async(released)(request_owner, request, chat_settings())
+        if isinstance(owner, HttpResponse):
+            return refusal_response(owner.status_code, json.loads(owner.content))
+        try:
+            source = None if owner is None else await resume(owner, *asked)
+        except StoreUnavailableError:
+            return refusal_response(503, store_unavailable_event())
+        if source is None:
+            return refusal_response(404, error_event("turn_not_found", TURN_NOT_FOUND_MESSAGE))
+        return event_stream_response(positioned_frames(source), self.heartbeat_seconds)

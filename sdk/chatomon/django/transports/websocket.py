@@ -2,7 +2,8 @@
 
 Client events (JSON text frames; unknown fields ignored):
 `{"type": "message", "text", "conversation_id"?}` and
-`{"type": "confirm", "confirmation_id", "confirmed", "conversation_id"?}`.
+`{"type": "confirm", "confirmation_id", "confirmed", "conversation_id"?}` and
+`{"type": "resume", "turn_id", "after"?}`.
 
 While the `enabled` setting is False a socket closes with 4404 on connect (the reference
 mounts no route then; 4000 + HTTP's 404, as 4403 is for a denial).
@@ -20,12 +21,22 @@ unknown or another owner's id `bad_event`, of one already decided or expired
 against the rate limit. A frame whose handling fails gets a `chat_error` (with `reason:
 "store_unavailable"` when the store could not be reached) and the socket stays open.
 
-One turn runs at a time, in a task of its own; a disconnect cancels it and the service
-records it as aborted. The socket joins the channel-layer group of every conversation its
+One turn runs at a time, in a task of its own (a `transports.relay.TurnFeed`). A
+disconnect does not end it: the turn is detached, runs to its end and is recorded
+normally, and any socket of its owner can follow it again with `resume`. Positions: the
+events a socket receives of one stream (a message's turn, a confirm's resumed turn, an
+expiry) are at positions 1, 2, 3, ... in order; `{"type": "resume", "turn_id", "after":
+n}` answers that stream's events after position n (the ones the client missed, each once:
+`after` is how many it received), then the live ones until the terminal event. The turn
+is the latest stream of that turn id; while it runs here or in another process (through
+the cache log), or for a while after it ended. Another owner's turn, or one unknown or
+long finished, gives `turn_not_found` (`GET chat/history/` has what was stored); a
+malformed resume `bad_event`; a resume while a turn streams on the socket
+`turn_in_progress`. The socket joins the channel-layer group of every conversation its
 events name, so a turn resumed elsewhere (a staff approval, another process, an expiry)
 reaches it; events of a turn this socket resumes itself arrive once, from its own stream.
 A socket of an authenticated user also joins the user's group: a logout closes it with
-4401, its turn cancelled (`transports.logout`).
+4401, its turn cancelled and recorded aborted (`transports.logout`).
 
 The channel layer failing (Redis down) does not end the socket: its own turns go on, and
 what needs the layer is skipped until it answers again, logged once per outage
@@ -41,7 +52,7 @@ import contextlib
 import dataclasses
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qs
 from uuid import UUID
@@ -70,6 +81,13 @@ from chatomon.django.transports.admission import (
 from chatomon.django.transports.expiry import awaits_client, seconds_left
 from chatomon.django.transports.layer import LayerReceiver, attempt
 from chatomon.django.transports.logout import CLOSE_LOGGED_OUT
+from chatomon.django.transports.relay import (
+    TURN_NOT_FOUND_MESSAGE,
+    TurnFeed,
+    relays,
+    resume,
+    without_positions,
+)
 from chatomon.django.transports.requests import (
     BadRequest,
     ConfirmRequest,
@@ -128,6 +146,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
         await self.accept()
         self.state = SocketState()
         self.task: asyncio.Task[None] | None = None
+        self.feed: TurnFeed | None = None
+        """The socket's latest turn stream: cancelled on logout, detached on disconnect."""
         self.conversation_id: str | None = None
         """The socket's conversation: where its last turn ran (see `_follow`)."""
         self.expiry: asyncio.Task[None] | None = None
@@ -179,7 +199,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         return True
 
     async def disconnect(self, code: int) -> None:
-        """Cancel the running turn (recorded as aborted) and leave the groups."""
+        """Stop reading the running turn (detached: it runs on) and leave the groups."""
         await self._cancel_turn()
         state: SocketState | None = getattr(self, "state", None)
         if state is not None and getattr(self, "channel_layer", None) is not None:
@@ -188,8 +208,11 @@ class ChatConsumer(AsyncWebsocketConsumer):
                     "leaving a group", self.channel_layer.group_discard(group, self.channel_name)
                 )
 
-    async def _cancel_turn(self) -> None:
+    async def _cancel_turn(self, *, abort: bool = False) -> None:
         self._stop_watching()
+        feed: TurnFeed | None = getattr(self, "feed", None)
+        if abort and feed is not None:
+            feed.cancel()  # the turn itself, not only this socket's reading of it
         task = getattr(self, "task", None)
         if task is not None and not task.done():
             task.cancel()
@@ -199,7 +222,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
     async def chat_logout(self, message: dict[str, Any]) -> None:
         """The user logged out (in any process): cancel the turn, close with 4401."""
         self.logged_out = True
-        await self._cancel_turn()
+        await self._cancel_turn(abort=True)
         await self.close(code=CLOSE_LOGGED_OUT)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
@@ -228,6 +251,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self._on_message(decoded)
         elif decoded.get("type") == "confirm":
             await self._on_confirm(decoded)
+        elif decoded.get("type") == "resume":
+            await self._on_resume(decoded)
         else:
             await self.send_event(
                 error_event("bad_event", "Unknown event type; send `message` or `confirm`.")
@@ -247,7 +272,30 @@ class ChatConsumer(AsyncWebsocketConsumer):
         if message.conversation_id is None and not message.new_conversation:
             # The socket keeps its conversation: the reference's clients send only text.
             message = dataclasses.replace(message, conversation_id=self.conversation_id)
-        self.task = asyncio.ensure_future(self._stream(self._admitted(message).run_turn()))
+        events = self._fed(self._admitted(message).run_turn())
+        self.task = asyncio.ensure_future(self._stream(events))
+
+    def _fed(self, events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+        """Run a turn's events in a feed of this process (it outlives the socket)."""
+        self.feed = relays().start(self.owner, events)
+        return without_positions(self.feed.follow())
+
+    async def _on_resume(self, payload: Mapping[str, Any]) -> None:
+        turn_id, after = payload.get("turn_id"), payload.get("after", 0)
+        if not isinstance(turn_id, str) or not turn_id or type(after) is not int or after < 0:
+            message = "A resume names its turn_id and the count of events seen (after)."
+            await self.send_event(error_event("bad_event", message))
+            return
+        busy = self._busy()
+        if busy is not None:
+            await self.send_event(busy)
+            return
+        source = await resume(self.owner, turn_id, after)
+        if source is None:
+            event = error_event("turn_not_found", TURN_NOT_FOUND_MESSAGE, turn_id=turn_id)
+            await self.send_event(event)
+            return
+        self.task = asyncio.ensure_future(self._stream(without_positions(source)))
 
     async def _on_confirm(self, payload: Any) -> None:
         decision = parse_confirm(payload)
@@ -264,7 +312,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         self.state.forget(decision.confirmation_id)  # decided here: no longer open, won or not
         if resumed is not None:
             self.state.suppress(resumed)  # its events come from our own stream, not the group
-        events = self._admitted(decision).resolve_confirmation()
+        events = self._fed(self._admitted(decision).resolve_confirmation())
         self.task = asyncio.ensure_future(self._stream(events, resumed))
 
     def _admitted(self, request: MessageRequest | ConfirmRequest) -> Admitted:
@@ -331,7 +379,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         self.state.forget(pending["id"])
         self.state.suppress(turn)  # its events come from our own stream, not the group
         self.watched = self.expiry = None
-        events = self.service.expire_confirmation(pending["id"])
+        events = self._fed(self.service.expire_confirmation(pending["id"]))
         self.task = asyncio.ensure_future(self._stream(events, turn))
 
     def _expiring(self) -> dict[str, Any] | None:

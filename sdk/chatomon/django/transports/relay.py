@@ -1,0 +1,396 @@
+# The models need a ready app registry: the turn lookup imports them when it runs.
+# ruff: noqa: PLC0415
+"""Streamed turns that outlive their connection, and their replay after a reload or a drop.
+
+A streamed turn (SSE, WebSocket) runs in a `TurnFeed`: a task of its own that numbers the
+turn's events 1, 2, 3, ... (the event's *position*) and keeps them in memory while its
+readers follow them. When the reader goes away before the turn ends (a reload, a dropped
+connection) the feed is *detached*, not cancelled: the turn runs to its end in this
+process and is recorded normally. A detached feed that has not ended after
+`Relays.detached_turn_seconds` is cancelled (recorded aborted): the way a turn nobody
+waits on ends early.
+
+Only a detached feed writes its events to the Django cache (public async API, any
+backend: the local-memory cache in one process, Redis across processes), so a turn whose
+client stays connected costs no cache write. Detaching writes the buffer at once, then the
+events that follow in small batches (what arrived while the last write was awaited):
+
+    chatomon:turnlog:<turn_id>:head  {"owner": [kind, key], "last": n, "finished": bool}
+    chatomon:turnlog:<turn_id>:<n>   the event at position n
+
+each with a TTL of `LOG_TTL_SECONDS`, longer than a detached turn may run. An event is
+written before the head that counts it, so a reader never looks for one not yet there.
+
+`resume(owner, turn_id, after)` follows a turn from just after position `after`: from
+this process's feed when the turn runs (or just ran) here, else from the cache log,
+polling it; a turn that is running but has neither yet (its first event is still to come,
+or its connection's end has not been noticed) is waited for while its row says it runs.
+Another owner's turn, or one unknown, is None (the transports answer `turn_not_found`).
+
+`relays()` is the registry of the running event loop, kept on the app config (strong
+references: detached turns are not garbage-collected); `Relays.aclose()` cancels and
+awaits every feed it holds (tests call it when they end).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import weakref
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from django.apps import apps
+from django.core.cache import caches
+
+from chatomon.chat.pipeline.wire import GENERIC_ERROR_MESSAGE, error_event
+from chatomon.chat.store.records import Owner
+from chatomon.django.audit.signals import send_chat_error
+
+__all__ = [
+    "DETACHED_TURN_SECONDS",
+    "LOG_TTL_SECONDS",
+    "POLL_SECONDS",
+    "REPLAY_GRACE_SECONDS",
+    "TURN_NOT_FOUND_MESSAGE",
+    "Relays",
+    "TurnFeed",
+    "event_id",
+    "parse_event_id",
+    "relays",
+    "resume",
+    "without_positions",
+]
+
+logger = logging.getLogger(__name__)
+
+LOG_PREFIX = "chatomon:turnlog:"
+DETACHED_TURN_SECONDS = 900.0
+"""How long a detached turn may still run before it is cancelled (and recorded aborted)."""
+REPLAY_GRACE_SECONDS = 120.0
+"""How long a finished detached feed stays replayable from this process's memory."""
+LOG_TTL_SECONDS = int(DETACHED_TURN_SECONDS + 300)
+"""The cache log's lifetime: longer than a detached turn may run, with time to come back."""
+TURN_NOT_FOUND_MESSAGE = "This turn cannot be resumed."
+"""The message of `turn_not_found`: an unknown turn, another owner's, or one long finished."""
+POLL_SECONDS = 0.25
+"""How often a reader of another process's turn asks the cache for more."""
+TURN_CHECK_SECONDS = 2.0
+"""How often a reader waiting for a turn's first logged event asks whether it still runs."""
+
+Positioned = tuple[int, dict[str, Any]]
+"""An event and its position in its turn's stream (1 for the first)."""
+
+
+def event_id(turn_id: str, position: int) -> str:
+    """The SSE `id:` of an event: `<turn_id>:<position>`.
+
+    Examples:
+        >>> event_id("t-1", 3)
+        't-1:3'
+    """
+    return f"{turn_id}:{position}"
+
+
+def parse_event_id(value: str | None) -> tuple[str, int] | None:
+    """The turn id and position of an SSE `Last-Event-ID`; None when it is not one.
+
+    Examples:
+        >>> parse_event_id("t-1:3")
+        ('t-1', 3)
+        >>> parse_event_id("nonsense") is None
+        True
+    """
+    turn_id, _, position = (value or "").strip().rpartition(":")
+    if not turn_id or not position.isdigit():
+        return None
+    return turn_id, int(position)
+
+
+def _key(turn_id: str, part: str | int) -> str:
+    return f"{LOG_PREFIX}{turn_id}:{part}"
+
+
+class TurnFeed:
+    """One streamed turn's events, numbered, in a task of its own (see the module docstring)."""
+
+    def __init__(self, owner: Owner, relays: Relays) -> None:
+        """A feed of `owner`'s turn, registered in `relays`; `start` runs it."""
+        self.owner = owner
+        self.relays = relays
+        self.events: list[dict[str, Any]] = []
+        """The events so far; the one at position n is `events[n - 1]`."""
+        self.turn_id: str | None = None
+        self.finished = False
+        self.detached = False
+        self.task: asyncio.Task[None] | None = None
+        self.writer: asyncio.Task[None] | None = None
+        self._signal: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def start(self, source: AsyncIterator[dict[str, Any]]) -> None:
+        """Run the turn's event source to its end in a task of its own."""
+        self.task = asyncio.ensure_future(self._pump(source))
+
+    async def _pump(self, source: AsyncIterator[dict[str, Any]]) -> None:
+        try:
+            async with contextlib.aclosing(source) as stream:  # type: ignore[type-var]
+                async for event in stream:
+                    self._append(event)
+        except Exception as error:
+            logger.exception("chat event stream failed")
+            send_chat_error("chat_error", GENERIC_ERROR_MESSAGE, exception=error)
+            self._append(error_event("chat_error", GENERIC_ERROR_MESSAGE))
+        finally:
+            self.finished = True
+            self._notify()
+            self.relays.finished(self)
+
+    def _append(self, event: dict[str, Any]) -> None:
+        self.events.append(event)
+        if self.turn_id is None and isinstance(event.get("turn_id"), str):
+            self.turn_id = event["turn_id"]
+            self.relays.named(self)
+        self._notify()
+
+    def _notify(self) -> None:
+        # One future per change, replaced: any number of readers wait on it at once.
+        signal, self._signal = self._signal, asyncio.get_running_loop().create_future()
+        signal.set_result(None)
+
+    async def changed(self) -> None:
+        """Wait for the next event or the end (never cancels what others wait on)."""
+        await asyncio.wait({self._signal})
+
+    async def follow(self, after: int = 0) -> AsyncIterator[Positioned]:
+        """The events after position `after`, then each new one, until the turn ends.
+
+        A reader that stops before the end (its client went away) detaches the feed.
+        """
+        position = after
+        try:
+            while True:
+                while position < len(self.events):
+                    position += 1
+                    yield position, self.events[position - 1]
+                if self.finished:
+                    return
+                await self.changed()
+        finally:
+            if not self.finished or position < len(self.events):
+                self.detach()
+
+    def detach(self) -> None:
+        """The reader went away: the turn goes on, its events go to the cache log too."""
+        if self.detached:
+            return
+        self.detached = True
+        self.relays.detached(self)
+        self.writer = asyncio.ensure_future(self._write_log())
+
+    def cancel(self) -> None:
+        """End the turn now (a logout, a detached turn over its time): recorded aborted."""
+        if self.task is not None:
+            self.task.cancel()
+
+    async def _write_log(self) -> None:
+        written = 0
+        try:
+            while self.turn_id is None and not self.finished:
+                await self.changed()
+            if self.turn_id is None:
+                return  # ended before the turn opened: nothing to resume
+            cache = caches["default"]
+            owner = [self.owner.kind, self.owner.key]
+            while True:
+                count, finished = len(self.events), self.finished
+                batch = {_key(self.turn_id, n + 1): self.events[n] for n in range(written, count)}
+                if batch:
+                    await cache.aset_many(batch, LOG_TTL_SECONDS)
+                head = {"owner": owner, "last": count, "finished": finished}
+                await cache.aset(_key(self.turn_id, "head"), head, LOG_TTL_SECONDS)
+                written = count
+                if finished:
+                    return
+                if written == len(self.events) and not self.finished:
+                    await self.changed()
+        except Exception as error:  # noqa: BLE001 - replay from other processes is a comfort
+            logger.warning("a detached chat turn's log could not be written: %s", error)
+
+
+class Relays:
+    """One event loop's turn feeds: by turn id, and every detached one until it ends."""
+
+    detached_turn_seconds: float = DETACHED_TURN_SECONDS
+    grace_seconds: float = REPLAY_GRACE_SECONDS
+
+    def __init__(self) -> None:
+        """An empty registry."""
+        self.by_turn: dict[str, TurnFeed] = {}
+        self.running: set[TurnFeed] = set()
+        """Every feed not ended yet (strong references: the tasks run on unobserved)."""
+        self.timers: dict[TurnFeed, asyncio.TimerHandle] = {}
+
+    def start(self, owner: Owner, source: AsyncIterator[dict[str, Any]]) -> TurnFeed:
+        """Run `source` (a turn's events) in a new feed of `owner`'s."""
+        feed = TurnFeed(owner, self)
+        self.running.add(feed)
+        feed.start(source)
+        return feed
+
+    def get(self, turn_id: str) -> TurnFeed | None:
+        """The feed of `turn_id` in this process (its latest stream), if any."""
+        return self.by_turn.get(turn_id)
+
+    def named(self, feed: TurnFeed) -> None:
+        """The feed learnt its turn id (its first event): findable by it from now on."""
+        assert feed.turn_id is not None
+        self.by_turn[feed.turn_id] = feed  # a later stream of a turn (resumed) replaces it
+
+    def detached(self, feed: TurnFeed) -> None:
+        """The feed lost its reader: bound its run, keep it after its end for a while."""
+        loop = asyncio.get_running_loop()
+        if feed.finished:
+            self._keep_for_grace(feed)
+        else:
+            self.timers[feed] = loop.call_later(self.detached_turn_seconds, feed.cancel)
+
+    def finished(self, feed: TurnFeed) -> None:
+        """The feed's turn ended: forget it now, or after the grace when detached."""
+        self.running.discard(feed)
+        timer = self.timers.pop(feed, None)
+        if timer is not None:
+            timer.cancel()
+        if feed.detached:
+            self._keep_for_grace(feed)
+        else:
+            self._forget(feed)  # its reader read (or reads) it to the end
+
+    def _keep_for_grace(self, feed: TurnFeed) -> None:
+        loop = asyncio.get_running_loop()
+        self.timers[feed] = loop.call_later(self.grace_seconds, self._forget, feed)
+
+    def _forget(self, feed: TurnFeed) -> None:
+        self.timers.pop(feed, None)
+        if feed.turn_id is not None and self.by_turn.get(feed.turn_id) is feed:
+            del self.by_turn[feed.turn_id]
+
+    async def aclose(self) -> None:
+        """Cancel every feed still running and await it and its log writer; forget all."""
+        feeds = list(self.running) + list(self.by_turn.values())
+        for feed in self.running:
+            feed.cancel()
+        tasks = [t for f in feeds for t in (f.task, f.writer) if t is not None]
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for timer in self.timers.values():  # after: an ending feed starts its grace timer
+            timer.cancel()
+        self.running.clear()
+        self.by_turn.clear()
+        self.timers.clear()
+
+
+def relays() -> Relays:
+    """The running event loop's `Relays`, kept on the chatomon app config."""
+    config = apps.get_app_config("chatomon")
+    registries: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Relays] | None
+    registries = getattr(config, "relays", None)
+    if registries is None:  # one per loop: a feed's tasks belong to the loop they run on
+        registries = weakref.WeakKeyDictionary()
+        config.relays = registries  # type: ignore[attr-defined]
+    loop = asyncio.get_running_loop()
+    registry = registries.get(loop)
+    if registry is None:
+        registry = registries[loop] = Relays()
+    return registry
+
+
+async def without_positions(events: AsyncIterator[Positioned]) -> AsyncIterator[dict[str, Any]]:
+    """The events of positioned events (a WebSocket counts positions itself)."""
+    async with contextlib.aclosing(events) as stream:  # type: ignore[type-var]
+        async for _, event in stream:
+            yield event
+
+
+def _owns(head: Mapping[str, Any], owner: Owner) -> bool:
+    return list(head.get("owner") or ()) == [owner.kind, owner.key]
+
+
+def _runs(owner: Owner, turn_id: str) -> bool:
+    """Whether `turn_id` is a running turn of `owner`'s conversations (sync)."""
+    from chatomon.django.models import Turn
+
+    return Turn.objects.filter(
+        pk=turn_id,
+        status="running",
+        conversation__owner_kind=owner.kind,
+        conversation__owner_key=owner.key,
+    ).exists()
+
+
+async def resume(owner: Owner, turn_id: str, after: int = 0) -> AsyncIterator[Positioned] | None:
+    """`owner`'s turn from just after position `after`, or None (unknown, another owner's).
+
+    Raises:
+        StoreUnavailableError: The turn had to be looked up and the database is away.
+    """
+    from chatomon.django.transports.pending import read
+
+    registry = relays()
+    feed = registry.get(turn_id)
+    if feed is not None:
+        return feed.follow(after) if feed.owner == owner else None
+    head = await caches["default"].aget(_key(turn_id, "head"))
+    if isinstance(head, Mapping):
+        return _from_log(turn_id, after) if _owns(head, owner) else None
+    if not await read(_runs, owner, turn_id):
+        return None
+    return _awaited(registry, owner, turn_id, after)
+
+
+async def _from_log(turn_id: str, after: int) -> AsyncIterator[Positioned]:
+    """The cache log's events after `after`, polled until its turn ended (or the log did)."""
+    cache = caches["default"]
+    position = after
+    while True:
+        head = await cache.aget(_key(turn_id, "head"))
+        if not isinstance(head, Mapping):
+            return  # expired: the history has what was stored
+        last = int(head.get("last", 0))
+        if last > position:
+            keys = [_key(turn_id, n) for n in range(position + 1, last + 1)]
+            found = await cache.aget_many(keys)
+            for n, key in enumerate(keys, start=position + 1):
+                if key not in found:
+                    return  # evicted: the history has what was stored
+                position = n
+                yield n, found[key]
+        if head.get("finished"):
+            return
+        await asyncio.sleep(POLL_SECONDS)
+
+
+async def _awaited(
+    registry: Relays, owner: Owner, turn_id: str, after: int
+) -> AsyncIterator[Positioned]:
+    """A running turn with no feed or log yet: wait for either while its row says it runs."""
+    from chatomon.django.transports.pending import read
+
+    cache = caches["default"]
+    loop = asyncio.get_running_loop()
+    checked = loop.time()
+    source: AsyncIterator[Positioned] | None = None
+    while source is None:
+        feed = registry.get(turn_id)
+        if feed is not None and feed.owner == owner:
+            source = feed.follow(after)
+        elif isinstance(await cache.aget(_key(turn_id, "head")), Mapping):
+            source = _from_log(turn_id, after)
+        elif loop.time() - checked >= TURN_CHECK_SECONDS:
+            checked = loop.time()
+            if not await read(_runs, owner, turn_id):
+                return  # it ended unseen by this process: the history has it
+        if source is None:
+            await asyncio.sleep(POLL_SECONDS)
+    async with contextlib.aclosing(source) as stream:  # type: ignore[type-var]
+        async for positioned in stream:
+            yield positioned

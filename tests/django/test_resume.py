@@ -1,0 +1,212 @@
+"""Streamed turns outlive their reader and replay from a position (transports.relay), in process.
+
+A detached turn runs to its end and is recorded completed; `resume` answers its events
+after a position, each once, from this process's feed or from the cache log (what another
+process reads), on the local-memory cache and, with REDIS_URL, on Redis. A WebSocket that
+drops mid-turn leaves it running, and a new socket resumes it. The wire (uvicorn, SSE's
+`Last-Event-ID`, two processes) is tests/django/test_resume_server.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+from uuid import uuid4
+
+import pytest
+from channels.testing.websocket import WebsocketCommunicator
+from django.test import AsyncClient
+
+from chatomon.chat.pipeline.wire import TERMINAL_TYPES
+from chatomon.chat.store.records import Owner
+from chatomon.django.models import Turn
+from chatomon.django.service import chat_service
+from chatomon.django.transports.history import resume_of
+from chatomon.django.transports.relay import (
+    Positioned,
+    TurnFeed,
+    event_id,
+    parse_event_id,
+    relays,
+    resume,
+)
+from tests.asgi_app.fixtures import make_user, types
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("chat_project", "close_worker_connections"),
+]
+READER = Owner.session("reader")
+REDIS = os.environ.get("REDIS_URL", "")
+
+
+@pytest.fixture(params=["locmem", "redis"])
+def cache_backend(request: pytest.FixtureRequest, settings: Any) -> str:
+    """The cache the log goes through: the local-memory cache, then Redis (with REDIS_URL)."""
+    if request.param == "redis":
+        if not REDIS:
+            pytest.skip("needs REDIS_URL")
+        backend = "django.core.cache.backends.redis.RedisCache"
+        prefix = f"chatomon-resume-{uuid4().hex}"
+        settings.CACHES = {"default": {"BACKEND": backend, "LOCATION": REDIS, "KEY_PREFIX": prefix}}
+    return str(request.param)
+
+
+async def drained(source: AsyncIterator[Positioned] | None) -> list[Positioned]:
+    assert source is not None
+    return [positioned async for positioned in source]
+
+
+async def until_running() -> None:
+    for _ in range(250):  # the turn's row is written by the store's worker thread
+        if await Turn.objects.filter(status="running").aexists():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("no turn started")
+
+
+async def started(text: str, owner: Owner = READER) -> tuple[TurnFeed, list[Positioned]]:
+    """A turn in a feed, its reader gone after the first event (the feed detached)."""
+    feed = relays().start(owner, chat_service().run_turn(None, text, owner=owner))
+    reader = feed.follow()
+    first = [await anext(reader)]
+    await reader.aclose()
+    assert feed.detached and not feed.finished
+    return feed, first
+
+
+async def test_a_detached_turn_runs_to_its_end_and_is_recorded_completed(cache_backend):
+    feed, first = await started("drip 2 tick")
+    assert feed.task is not None
+    await feed.task
+    turn = await Turn.objects.aget(pk=feed.turn_id)
+    assert turn.status == "completed"
+    assert types([event for _, event in first]) == ["text_chunk"]
+    assert feed.events[-1]["type"] == "done"
+
+
+async def test_resume_replays_only_what_follows_the_position_then_the_live_events(cache_backend):
+    feed, first = await started("drip 2 tick")
+    assert feed.turn_id is not None
+    replayed = await drained(await resume(READER, feed.turn_id, first[-1][0]))
+    positions = [position for position, _ in replayed]
+    assert positions == list(range(2, len(feed.events) + 1))
+    kinds = types([event for _, event in replayed])
+    assert kinds == ["text_chunk", "done"] and kinds.count("done") == 1
+    assert replayed[0][1]["content"] == "tick 2 "  # the first chunk is not sent again
+
+
+async def test_another_process_replays_a_detached_turn_from_the_cache_log(cache_backend):
+    feed, _ = await started("drip 2 tick")
+    assert feed.task is not None and feed.turn_id is not None
+    await feed.task
+    assert feed.writer is not None
+    await feed.writer
+    relays().by_turn.clear()  # as a process that never ran it: the log is all there is
+    replayed = await drained(await resume(READER, feed.turn_id, 1))
+    assert replayed == list(enumerate(feed.events, start=1))[1:]
+    everything = await drained(await resume(READER, feed.turn_id, 0))
+    assert [event for _, event in everything] == feed.events
+    assert [e["type"] for _, e in everything].count("done") == 1
+
+
+async def test_the_log_is_followed_while_the_turn_still_runs(cache_backend):
+    feed, _ = await started("drip 3 tick")
+    assert feed.turn_id is not None
+    await asyncio.sleep(0.3)  # the buffer is in the log; the rest comes as it happens
+    relays().by_turn.clear()
+    replayed = await drained(await resume(READER, feed.turn_id, 0))
+    assert types([event for _, event in replayed]) == ["text_chunk"] * 3 + ["done"]
+    assert [position for position, _ in replayed] == [1, 2, 3, 4]
+
+
+async def test_a_turn_of_another_owner_or_unknown_is_not_resumed(cache_backend):
+    feed, _ = await started("drip 2 tick")
+    assert feed.turn_id is not None
+    assert await resume(Owner.session("stranger"), feed.turn_id, 0) is None
+    assert await resume(READER, "no-such-turn", 0) is None
+    assert feed.task is not None
+    await feed.task
+    assert feed.writer is not None
+    await feed.writer
+    relays().by_turn.clear()
+    assert await resume(Owner.session("stranger"), feed.turn_id, 0) is None  # from the log
+
+
+async def test_a_running_turn_with_no_event_yet_is_waited_for():
+    # Its client went away before its first event: only its row says it runs (owner-scoped).
+    feed = relays().start(READER, chat_service().run_turn(None, "slow 0.6 hi", owner=READER))
+    await until_running()
+    feed.detach()
+    turn = await Turn.objects.aget()
+    assert feed.turn_id is None
+    assert await resume(Owner.session("stranger"), turn.pk, 0) is None
+    replayed = await drained(await resume(READER, turn.pk, 0))
+    assert types([event for _, event in replayed]) == ["text_chunk", "done"]
+
+
+async def test_a_detached_turn_over_its_time_is_cancelled_and_recorded_aborted(monkeypatch):
+    monkeypatch.setattr(relays(), "detached_turn_seconds", 0.2)
+    feed = relays().start(READER, chat_service().run_turn(None, "slow 30 hi", owner=READER))
+    await until_running()
+    feed.detach()
+    assert feed.task is not None
+    await asyncio.wait({feed.task}, timeout=5)
+    assert feed.task.cancelled()
+    assert [t.status async for t in Turn.objects.all()] == ["aborted"]
+
+
+def test_event_ids_name_the_turn_and_the_position():
+    assert parse_event_id(event_id("a:b", 12)) == ("a:b", 12)
+    assert parse_event_id("a:") is None and parse_event_id(None) is None
+    assert resume_of("/chat/history/", "t 1") == {
+        "turn_id": "t 1",
+        "sse": "/chat/stream/resume/?turn_id=t+1",
+        "websocket": {"type": "resume", "turn_id": "t 1", "after": 0},
+    }
+
+
+async def open_socket(username: str) -> WebsocketCommunicator:
+    from chatomon.django.routing import chat_websocket_application  # noqa: PLC0415
+
+    client = AsyncClient()
+    await client.aforce_login(await make_user(username))
+    cookie = f"sessionid={client.cookies['sessionid'].value}".encode()
+    headers = [(b"origin", b"http://testserver"), (b"cookie", cookie)]
+    socket = WebsocketCommunicator(chat_websocket_application(), "/chat/", headers=headers)
+    assert (await socket.connect())[0]
+    return socket
+
+
+async def until_terminal(socket: WebsocketCommunicator) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    while not events or events[-1]["type"] not in TERMINAL_TYPES:
+        events.append(json.loads(await socket.receive_from(10)))
+    return events
+
+
+async def test_a_socket_that_drops_mid_turn_is_resumed_by_the_next_one(cache_backend):
+    first = await open_socket("alice")
+    await first.send_to(text_data=json.dumps({"type": "message", "text": "drip 2 tick"}))
+    seen = [json.loads(await first.receive_from(5))]
+    await first.disconnect()
+    turn_id = seen[0]["turn_id"]
+    later = await open_socket("alice")
+    stranger = await open_socket("mallory")
+    await stranger.send_to(text_data=json.dumps({"type": "resume", "turn_id": turn_id}))
+    refused = json.loads(await stranger.receive_from(5))
+    assert (refused["type"], refused["code"]) == ("error", "turn_not_found")
+    await later.send_to(text_data=json.dumps({"type": "resume", "turn_id": turn_id, "after": 1}))
+    rest = await until_terminal(later)
+    assert types(seen + rest) == ["text_chunk", "text_chunk", "done"]
+    assert [e["content"] for e in seen + rest[:1]] == ["tick 1 ", "tick 2 "]
+    assert rest[-1]["turn_id"] == turn_id
+    assert await later.receive_nothing(0.2)
+    assert (await Turn.objects.aget(pk=turn_id)).status == "completed"
+    await later.send_to(text_data=json.dumps({"type": "resume", "turn_id": 7}))
+    assert json.loads(await later.receive_from(5))["code"] == "bad_event"
+    await later.disconnect()
+    await stranger.disconnect()
