@@ -371,6 +371,38 @@ async def test_redis_token_budgets(redis_alias: str) -> None:
     assert await limits.budget("user:2").check() is None, "another scope has its own budget"
 
 
+@pytest.fixture
+def thread_trips(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The functions sent to a worker thread through `asyncio.to_thread` during the test."""
+    trips: list[Any] = []
+    real = asyncio.to_thread
+
+    async def counted(function: Any, /, *args: Any, **kwargs: Any) -> Any:
+        trips.append(function)
+        return await real(function, *args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "to_thread", counted)
+    return trips
+
+
+@needs_redis
+async def test_redis_token_budgets_step_every_counter_in_one_trip(
+    redis_alias: str, thread_trips: list[Any]
+) -> None:
+    # Checked before every provider round and recorded after it: each is one trip to a
+    # worker thread whatever the number of counters (it was one per counter).
+    limits = limiter(redis_alias, tokens=1000, input_tokens=50, output_tokens=30, window_seconds=20)
+    budget = limits.budget("user:1")
+    await budget.record(TokenUsage(input_tokens=60, output_tokens=10))
+    assert len(thread_trips) == 1
+    wait = await budget.check()  # 60 input tokens of 50: that budget refuses
+    assert len(thread_trips) == 2
+    assert wait is not None and 19 <= wait <= 20
+    await budget.record(TokenUsage(input_tokens=0, output_tokens=0))  # nothing to count
+    assert len(thread_trips) == 2
+    assert await limits.budget("user:2").check() is None, "another scope has its own budget"
+
+
 @needs_redis
 async def test_an_exhausted_redis_budget_rejects_the_next_tool(redis_alias: str) -> None:
     """The reference's exhausted token budget, kept in Redis: the completed usage is recorded
@@ -641,6 +673,24 @@ async def test_http_clients_dropping_their_cookie_share_the_address_budget() -> 
     assert streamed["status"] == 429
     assert sse_events(streamed["body"])[0]["code"] == "rate_limited"
     assert (await fresh_client("/chat/", ("10.20.30.41", 1)))["status"] == 200
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("close_worker_connections", "address_budget")
+async def test_a_chat_request_is_counted_in_the_trip_of_its_checks(
+    thread_trips: list[Any],
+) -> None:
+    # Permission, body, identity and the rate limit take one trip to the request's
+    # thread: on Redis the limiter's round trip is made there, not in a trip of its own.
+    client = AsyncClient(enforce_csrf_checks=False)
+    answers = [
+        await client.post("/chat/", {"text": "hi"}, content_type="application/json")
+        for _ in range(3)
+    ]
+    assert [answer.status_code for answer in answers] == [200, 200, 429]
+    assert answers[-1].json()["events"][0]["code"] == "rate_limited"
+    assert answers[-1]["Retry-After"] == str(answers[-1].json()["events"][0]["retry_after_seconds"])
+    assert thread_trips == []
 
 
 @pytest.mark.django_db(transaction=True)

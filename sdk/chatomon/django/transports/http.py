@@ -52,7 +52,6 @@ from chatomon.chat.pipeline.wire import (
     error_event,
     store_unavailable_event,
 )
-from chatomon.chat.store.records import Owner
 from chatomon.django.audit.signals import send_chat_error
 from chatomon.django.persistence.connections import release_spent_connections, released
 from chatomon.django.service import available_service
@@ -218,12 +217,14 @@ class ChatEndpoint(View):
     async def admit(self, request: HttpRequest) -> Admitted | HttpResponseBase:
         """Run every check; the admitted request, or the refusal to send.
 
-        Permission, body and identity take one trip to a worker thread (`check`); the
-        service must be available; the request is then counted against the rate limit.
-        A failure of the checks is a `chat_error` in the endpoint's format, never Django's
-        HTML 500: 503 (`reason: "store_unavailable"`) when the database cannot be reached
-        (reading the user or the session), else 500; so is a service that cannot be built
-        (see `available_service`).
+        Every check takes ONE trip to a worker thread (`check`): permission, body and
+        identity (the user and the session may be read from the database), the service,
+        and the request counted against the rate limit (on Redis a network round trip:
+        done in the same trip instead of one more). A failure of the checks is a
+        `chat_error` in the endpoint's format, never Django's HTML 500: 503 (`reason:
+        "store_unavailable"`) when the database cannot be reached (reading the user or
+        the session), else 500; so is a service that cannot be built (see
+        `available_service`).
         """
         settings = chat_settings()
         try:
@@ -232,18 +233,7 @@ class ChatEndpoint(View):
             checked = await sync_to_async(released)(self.check, request, settings)
         except Exception as error:  # noqa: BLE001 - answered as chat_error, logged
             return self.failure(request, error)
-        if isinstance(checked, HttpResponseBase):
-            return checked
-        user, owner, scope, parsed = checked
-        service = available_service(settings)
-        if service is None:
-            return self.refuse(request, 500, error_event("chat_error", GENERIC_ERROR_MESSAGE))
-        limited = limit_refusal(await limiter_for(settings).hit(scope))
-        if limited is not None:
-            response = self.refuse(request, 429, limited)
-            response["Retry-After"] = str(limited["retry_after_seconds"])
-            return response
-        return Admitted(settings, service, user, owner, scope, parsed)
+        return checked
 
     def failure(self, request: HttpRequest, error: Exception) -> HttpResponse:
         """The `chat_error` answer of a request whose checks failed unexpectedly.
@@ -258,13 +248,10 @@ class ChatEndpoint(View):
         logger.error("chat request failed before its turn", exc_info=error)
         return self.refuse(request, 500, error_event("chat_error", GENERIC_ERROR_MESSAGE))
 
-    def check(
-        self, request: HttpRequest, settings: ChatSettings
-    ) -> tuple[Any, Owner, str, Any] | HttpResponseBase:
-        """Permission, body, then identity, in that order; sync, for a worker thread.
+    def check(self, request: HttpRequest, settings: ChatSettings) -> Admitted | HttpResponseBase:
+        """Permission, body, identity, service, then rate limit, in that order; sync.
 
-        Returns the user, the conversation owner, the rate-limit scope and the parsed
-        body, or the refusal to send.
+        For a worker thread (`admit`). Returns the admitted request, or the refusal to send.
         """
         user = request.user
         if not permitted(settings, user, _asgi_scope(request)):
@@ -277,11 +264,19 @@ class ChatEndpoint(View):
         if session is None and not user.is_authenticated:
             return self.refuse(request, 403, denied_event())  # no SessionMiddleware: no owner
         owner, scope = identify(user, session, request.META.get("REMOTE_ADDR"))
-        # The last sync work on the request's thread before the turn, which may wait on
-        # its model for long (a stream): what Django would close at the request's end
+        # The last database work on the request's thread before the turn, which may wait
+        # on its model for long (a stream): what Django would close at the request's end
         # (the user's and the session's connection) is released now, not when it ends.
         release_spent_connections()
-        return user, owner, scope, parsed
+        service = available_service(settings)
+        if service is None:
+            return self.refuse(request, 500, error_event("chat_error", GENERIC_ERROR_MESSAGE))
+        limited = limit_refusal(limiter_for(settings).admit(scope))
+        if limited is not None:
+            response = self.refuse(request, 429, limited)
+            response["Retry-After"] = str(limited["retry_after_seconds"])
+            return response
+        return Admitted(settings, service, user, owner, scope, parsed)
 
 
 class ChatView(ChatEndpoint):

@@ -404,6 +404,10 @@ def _packed(stored: Any) -> tuple[array[float], array[int]]:
     return array("d"), array("q")  # nothing yet, or a value of another format
 
 
+_Step = tuple[list[tuple[str, int]], str, int]
+"""One step of the window logs: the (key, limit) of each log, the mode, the amount."""
+
+
 class RateLimiter:
     """The request and token budgets of `settings.rate_limit`, kept in a Django cache's store.
 
@@ -492,10 +496,22 @@ class RateLimiter:
         asks; "add" records whatever the limits. Returns the seconds until every log over
         its limit has room, None when all have room.
         """
+        return (await self._steps([(limits, mode, amount)]))[0]
+
+    async def _steps(self, steps: Sequence[_Step]) -> list[float | None]:
+        """`_apply` each step in order; their results. One trip off the loop for them all.
+
+        A log on a server (Redis) is stepped on a worker thread, off the event loop: a
+        turn's token budgets (several counters, each with its own amount) then cost one
+        trip to a thread, not one per counter.
+        """
+
+        def run() -> list[float | None]:
+            return [self._apply_here(limits, mode, amount) for limits, mode, amount in steps]
+
         if self._log.waits_on_io:
-            # A round trip to a server: kept off the event loop.
-            return await asyncio.to_thread(self._apply_here, limits, mode, amount)
-        return self._apply_here(limits, mode, amount)
+            return await asyncio.to_thread(run)
+        return run()
 
     def _apply_here(self, limits: list[tuple[str, int]], mode: str, amount: int) -> float | None:
         try:
@@ -527,22 +543,30 @@ class TokenBudget:
         return f"{self.limiter.prefix}:{counter}:{self.scope}"
 
     async def check(self) -> float | None:
-        """Seconds until every exhausted token budget frees, or None while there is room."""
-        waits = [
-            # amount 1 without recording it: is there room for one more token?
-            await self.limiter._apply([(self._key(counter), limit)], "check", 1)
+        """Seconds until every exhausted token budget frees, or None while there is room.
+
+        One step for all of them: room for one more token (amount 1, not recorded) in
+        every budget, the wait the longest of those that have none.
+        """
+        limits = [
+            (self._key(counter), limit)
             for counter, limit in self.limiter.settings.token_limits().items()
         ]
-        pending = [wait for wait in waits if wait is not None]
-        return max(pending) if pending else None
+        if not limits:
+            return None
+        return await self.limiter._apply(limits, "check", 1)
 
     async def record(self, usage: TokenUsage) -> None:
-        """Count the tokens of one completed provider round."""
+        """Count the tokens of one completed provider round (one trip for every counter)."""
         amounts = {
             "tokens": usage.input_tokens + usage.output_tokens,
             "input_tokens": usage.input_tokens,
             "output_tokens": usage.output_tokens,
         }
-        for counter, limit in self.limiter.settings.token_limits().items():
-            if amounts[counter] > 0:
-                await self.limiter._apply([(self._key(counter), limit)], "add", amounts[counter])
+        steps: list[_Step] = [
+            ([(self._key(counter), limit)], "add", amounts[counter])
+            for counter, limit in self.limiter.settings.token_limits().items()
+            if amounts[counter] > 0
+        ]
+        if steps:
+            await self.limiter._steps(steps)
