@@ -4,11 +4,12 @@
 
 A streamed turn (SSE, WebSocket) runs in a `TurnFeed`: a task of its own that numbers the
 turn's events 1, 2, 3, ... (the event's *position*) and keeps them in memory while its
-readers follow them. When the reader goes away before the turn ends (a reload, a dropped
-connection) the feed is *detached*, not cancelled: the turn runs to its end in this
-process and is recorded normally. A detached feed that has not ended after
-`Relays.detached_turn_seconds` is cancelled (recorded aborted): the way a turn nobody
-waits on ends early.
+readers follow them, and for `READ_GRACE_SECONDS` after the end (a reload at the very end
+may have lost the last frames without the server noticing). When the reader goes away
+before the turn ends (a reload, a dropped connection) the feed is *detached*, not
+cancelled: the turn runs to its end in this process and is recorded normally. A detached
+feed that has not ended after `Relays.detached_turn_seconds` is cancelled (recorded
+aborted): the way a turn nobody waits on ends early.
 
 Only a detached feed writes its events to the Django cache (public async API, any
 backend: the local-memory cache in one process, Redis across processes), so a turn whose
@@ -52,6 +53,7 @@ __all__ = [
     "DETACHED_TURN_SECONDS",
     "LOG_TTL_SECONDS",
     "POLL_SECONDS",
+    "READ_GRACE_SECONDS",
     "REPLAY_GRACE_SECONDS",
     "TURN_NOT_FOUND_MESSAGE",
     "Relays",
@@ -70,6 +72,9 @@ DETACHED_TURN_SECONDS = 900.0
 """How long a detached turn may still run before it is cancelled (and recorded aborted)."""
 REPLAY_GRACE_SECONDS = 120.0
 """How long a finished detached feed stays replayable from this process's memory."""
+READ_GRACE_SECONDS = 10.0
+"""How long a feed read to its end stays replayable: its reader may have gone away just as
+the last events were sent (a reload at the very end) without the server noticing."""
 LOG_TTL_SECONDS = int(DETACHED_TURN_SECONDS + 300)
 """The cache log's lifetime: longer than a detached turn may run, with time to come back."""
 TURN_NOT_FOUND_MESSAGE = "This turn cannot be resumed."
@@ -223,6 +228,7 @@ class Relays:
 
     detached_turn_seconds: float = DETACHED_TURN_SECONDS
     grace_seconds: float = REPLAY_GRACE_SECONDS
+    read_grace_seconds: float = READ_GRACE_SECONDS
 
     def __init__(self) -> None:
         """An empty registry."""
@@ -251,24 +257,22 @@ class Relays:
         """The feed lost its reader: bound its run, keep it after its end for a while."""
         loop = asyncio.get_running_loop()
         if feed.finished:
-            self._keep_for_grace(feed)
+            self._keep_for_grace(feed, self.grace_seconds)
         else:
             self.timers[feed] = loop.call_later(self.detached_turn_seconds, feed.cancel)
 
     def finished(self, feed: TurnFeed) -> None:
-        """The feed's turn ended: forget it now, or after the grace when detached."""
+        """The feed's turn ended: kept a while to be replayed (longer when detached)."""
         self.running.discard(feed)
+        grace = self.grace_seconds if feed.detached else self.read_grace_seconds
+        self._keep_for_grace(feed, grace)
+
+    def _keep_for_grace(self, feed: TurnFeed, seconds: float) -> None:
         timer = self.timers.pop(feed, None)
         if timer is not None:
             timer.cancel()
-        if feed.detached:
-            self._keep_for_grace(feed)
-        else:
-            self._forget(feed)  # its reader read (or reads) it to the end
-
-    def _keep_for_grace(self, feed: TurnFeed) -> None:
         loop = asyncio.get_running_loop()
-        self.timers[feed] = loop.call_later(self.grace_seconds, self._forget, feed)
+        self.timers[feed] = loop.call_later(seconds, self._forget, feed)
 
     def _forget(self, feed: TurnFeed) -> None:
         self.timers.pop(feed, None)

@@ -218,6 +218,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        if abort and feed is not None and feed.task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await feed.task  # recorded aborted before the socket closes
 
     async def chat_logout(self, message: dict[str, Any]) -> None:
         """The user logged out (in any process): cancel the turn, close with 4401."""
