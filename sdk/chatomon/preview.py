@@ -30,13 +30,19 @@ from decimal import Decimal
 from typing import Any
 
 __all__ = [
+    "COLUMNS",
     "ParsedPreview",
     "PreviewRow",
     "parse_preview",
     "preview_html",
+    "preview_table",
     "preview_text",
     "value_text",
 ]
+
+
+COLUMNS = ("Field", "Before", "After")
+"""The preview table's column headings, on every surface."""
 
 
 @dataclass(frozen=True)
@@ -162,6 +168,34 @@ def preview_html(
         pretty = json.dumps(parsed.rest, indent=2, sort_keys=True, default=str)
         markup += f"<pre{extra_attr}>{html.escape(pretty)}</pre>"
     return markup
+
+
+def preview_table(preview: Any | ParsedPreview) -> dict[str, Any]:
+    """The preview as a JSON-ready table, for a client that only draws it (the chat widget).
+
+    `{"caption", "columns": ["Field", "Before", "After"], "rows": [{"field", "before",
+    "after"}], "rest"}`: cells are `value_text` strings, `before` is None for a new value
+    (drawn "(new)"), `rest` the rest of the preview as indented JSON text, or None.
+
+    Examples:
+        >>> preview_table({"action": "create", "manager": "PartManager", "values": {"n": 2}})
+        ... # doctest: +NORMALIZE_WHITESPACE
+        {'caption': 'Create PartManager', 'columns': ['Field', 'Before', 'After'],
+         'rows': [{'field': 'n', 'before': None, 'after': '2'}], 'rest': None}
+    """
+    parsed = preview if isinstance(preview, ParsedPreview) else parse_preview(preview)
+    rows = [
+        {
+            "field": row.field,
+            "before": value_text(row.before) if row.has_before else None,
+            "after": value_text(row.after),
+        }
+        for row in parsed.rows
+    ]
+    rest = None
+    if parsed.rest:
+        rest = json.dumps(parsed.rest, indent=2, sort_keys=True, default=str)
+    return {"caption": parsed.caption, "columns": list(COLUMNS), "rows": rows, "rest": rest}
 
 
 def preview_text(preview: Any | ParsedPreview) -> str:

@@ -125,6 +125,7 @@ async def test_every_store_method_releases_its_connection(releases: list[bool]) 
     )  # fmt: skip
     await call("get_confirmation", confirmation.id)
     await call("list_pending")
+    await call("pending_client_confirmation", OWNER, None, latest=True)
     await call("claim", confirmation.id, decision="approved", decided_by="u")
     await call("expire_due")
     await call("prune", datetime.now(UTC) - timedelta(days=1))

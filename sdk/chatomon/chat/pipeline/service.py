@@ -15,8 +15,9 @@ Events are plain JSON-ready dicts, each carrying `conversation_id` and `turn_id`
 (`rate_limited` among them), `chat_error` (any other failure; the exception never reaches
 the client, it goes to the listeners and the logs), `conversation_not_found` (unknown or
 another owner's conversation id), `bad_event` (a confirmation id that is malformed,
-unknown, another owner's, or not the decider's to decide) and `confirmation_unavailable`
-(a known confirmation already decided or expired).
+unknown, another owner's, or not the decider's to decide), `confirmation_unavailable`
+(a known confirmation already decided or expired) and `confirmation_pending` (a message to
+a conversation whose client confirmation is still open: decide it first).
 
 A store that cannot be reached (`StoreUnavailableError`: the database is down) gives
 `chat_error` with `reason: "store_unavailable"`, whether the turn could not open or could
@@ -65,6 +66,7 @@ from chatomon.chat.pipeline.wire import (
     INVALID_CONFIRMATION_MESSAGE,
     UNAVAILABLE_MESSAGE,
     error_event,
+    pending_event,
     resolved_event,
     store_unavailable_event,
 )
@@ -262,6 +264,9 @@ class ChatService:
         if (found := unstorable(text)) is not None:
             raise ValueError(found.describe("The message text"))
         who = owner_of(actor, owner)
+        if not new_conversation and (refusal := await self._waiting(who, conversation_id)):
+            yield refusal
+            return
         try:
             opened = await self._open(who, conversation_id, latest=not new_conversation)
         except StoreUnavailableError as error:
@@ -509,6 +514,31 @@ class ChatService:
             capture_content=config.capture_content,
             **config.options,
         )
+
+    async def _waiting(
+        self, owner: Owner, conversation_id: str | UUID | None
+    ) -> dict[str, Any] | None:
+        """The refusal of a message to a conversation waiting on its client confirmation.
+
+        The confirmation belongs to the conversation, not to the socket or page that
+        showed it: a reloaded page, a second tab, a plain HTTP client, the console's chat
+        or a notebook cannot slip a message past it (`confirmation_pending`). Staff
+        approvals do not block: the user cannot decide them. A new conversation is never
+        refused, and the caller skips this read for it.
+        """
+        try:
+            key = None if conversation_id is None else UUID(str(conversation_id))
+        except ValueError:
+            return None  # no such conversation: opening the turn says so
+        try:
+            waiting = await self.store.pending_client_confirmation(owner, key, latest=True)
+        except StoreUnavailableError as error:
+            logger.error("a chat message was refused: its store is unavailable: %s", error)
+            return store_unavailable_event()
+        except Exception:
+            logger.exception("reading a conversation's pending confirmation failed")
+            return error_event("chat_error", GENERIC_ERROR_MESSAGE)
+        return None if waiting is None else pending_event(waiting)
 
     async def _open(
         self, owner: Owner, conversation_id: str | UUID | None, *, latest: bool

@@ -13,6 +13,7 @@ widget, evals) sends these dicts and invents none of its own:
 | `done`                  | the engine's `TurnDone` (`done_event`)                 |
 | `error`                 | a stable code and a public message (`error_event`)     |
 |                         | or a failed turn's `PublicChatError` (`public_error_event`) |
+|                         | or the conversation's open confirmation (`pending_event`) |
 
 The pipeline adds `conversation_id` and `turn_id` to each event of a turn.
 """
@@ -24,6 +25,7 @@ from typing import Any
 from chatomon.chat.events import ToolCallStarted, ToolResult
 from chatomon.chat.store.records import PendingConfirmation
 from chatomon.events import TextChunk, TurnDone
+from chatomon.preview import preview_table
 from chatomon.public_errors import GENERIC_ERROR_MESSAGE, PublicChatError
 from chatomon.redaction import DEFAULT_REDACTION, Redaction
 from chatomon.schemas import PlannedCoverage
@@ -31,13 +33,17 @@ from chatomon.schemas import PlannedCoverage
 __all__ = [
     "GENERIC_ERROR_MESSAGE",
     "INVALID_CONFIRMATION_MESSAGE",
+    "PENDING_MESSAGE",
+    "STAFF_DECIDER_LABEL",
     "STORE_UNAVAILABLE_REASON",
     "TERMINAL_TYPES",
     "UNAVAILABLE_MESSAGE",
     "confirmation_event",
     "coverage_payload",
+    "decider_label",
     "done_event",
     "error_event",
+    "pending_event",
     "public_error_event",
     "resolved_event",
     "store_unavailable_event",
@@ -51,6 +57,12 @@ INVALID_CONFIRMATION_MESSAGE = "This is not a confirmation you can decide."
 
 One message for all three, so that an id tells nobody whether it exists for someone else.
 """
+PENDING_MESSAGE = "Confirm or reject the pending change first."
+"""The message of `confirmation_pending`: a message to a conversation whose client
+confirmation is still open (`pending_event`)."""
+STAFF_DECIDER_LABEL = "a staff member"
+"""Who decided a staff approval, as `confirmation_resolved` says it: the staff member's
+username is for the staff console (which reads the stored confirmation), not for the asker."""
 STORE_UNAVAILABLE_REASON = "store_unavailable"
 """The `reason` of a `chat_error` whose turn could not be opened or recorded because the
 store's database could not be reached: the client may send the message again later (HTTP
@@ -82,6 +94,16 @@ def streamed_event(
 def error_event(code: str, message: str, **fields: Any) -> dict[str, Any]:
     """An `error` event: a stable code and a message safe to show."""
     return {"type": "error", "code": code, "message": message, **fields}
+
+
+def pending_event(confirmation: PendingConfirmation) -> dict[str, Any]:
+    """The `confirmation_pending` refusal of a message while `confirmation` waits for the user."""
+    return error_event(
+        "confirmation_pending",
+        PENDING_MESSAGE,
+        confirmation_id=str(confirmation.id),
+        conversation_id=str(confirmation.conversation_id),
+    )
 
 
 def store_unavailable_event(**fields: Any) -> dict[str, Any]:
@@ -144,15 +166,19 @@ def confirmation_event(
 
     Its input and preview pass the redaction rule (chatomon.redaction): the asker sees
     which fields change, never a password or token again; the stored confirmation keeps
-    the real input for the write.
+    the real input for the write. `preview_table` is the redacted preview read by
+    `chatomon.preview.preview_table` (caption, Field / Before / After rows as text, the
+    rest): a client draws it as the console does, with no parser of its own.
     """
+    shown = redaction.value(preview)
     return {
         "type": "confirm_mutation",
         "id": str(confirmation.id),
         "call_id": confirmation.call_id,
         "mutation": confirmation.mutation,
         "input": redaction.value(dict(confirmation.input)),
-        "preview": redaction.value(preview),
+        "preview": shown,
+        "preview_table": preview_table(shown),
         "approver": confirmation.approver,
         "expires_at": confirmation.expires_at.isoformat(),
         "conversation_id": str(confirmation.conversation_id),
@@ -160,12 +186,26 @@ def confirmation_event(
 
 
 def resolved_event(confirmation: PendingConfirmation) -> dict[str, Any]:
-    """The `confirmation_resolved` event: how a confirmation was decided, and by whom."""
+    """The `confirmation_resolved` event: how a confirmation was decided, and by whom.
+
+    It reaches the asker's pages (the conversation's channel group): a staff decision reads
+    `decided_by: "a staff member"` (`decider_label`), never the staff member's username.
+    """
     return {
         "type": "confirmation_resolved",
         "id": str(confirmation.id),
         "status": confirmation.status,
         "mutation": confirmation.mutation,
-        "decided_by": confirmation.decided_by,
+        "decided_by": decider_label(confirmation),
         "reason": confirmation.reason,
     }
+
+
+def decider_label(confirmation: PendingConfirmation) -> str | None:
+    """Who decided, as the asker may read it: `STAFF_DECIDER_LABEL` for any staff member.
+
+    A client decision keeps its owner label (the asker's own); None when nobody decided.
+    """
+    if confirmation.approver == "staff" and confirmation.decided_by:
+        return STAFF_DECIDER_LABEL
+    return confirmation.decided_by

@@ -298,6 +298,30 @@ class MemoryStore:
             ]
         return sorted(pending, key=lambda c: c.created_at)
 
+    async def pending_client_confirmation(
+        self,
+        owner: Owner,
+        conversation_id: UUID | None,
+        *,
+        latest: bool = False,
+        now: datetime | None = None,
+    ) -> PendingConfirmation | None:
+        """The oldest pending, unexpired client confirmation of that conversation, or None."""
+        moment = aware(now)
+        if conversation_id is None and latest:
+            conversation_id = self._current(owner)
+        if conversation_id is None or await self.get_conversation(owner, conversation_id) is None:
+            return None
+        with self._lock:
+            waiting = [
+                c
+                for c in self._confirmations.values()
+                if c.conversation_id == conversation_id
+                and c.approver == "client"
+                and c.as_of(moment).status == "pending"
+            ]
+        return min(waiting, key=lambda c: c.created_at, default=None)
+
     async def claim(
         self,
         confirmation_id: UUID,

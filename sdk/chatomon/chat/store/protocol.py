@@ -187,6 +187,22 @@ class ConversationStore(Protocol):
         """Pending, unexpired confirmations (of one approver kind), oldest first."""
         ...
 
+    async def pending_client_confirmation(
+        self,
+        owner: Owner,
+        conversation_id: UUID | None,
+        *,
+        latest: bool = False,
+        now: datetime | None = None,
+    ) -> PendingConfirmation | None:
+        """The oldest pending, unexpired client confirmation of the conversation a message goes to.
+
+        The conversation is the one `open_turn` would continue: `conversation_id`, or with
+        `latest` the owner's current one. None when nothing waits there, or the conversation
+        is unknown or not `owner`'s. Staff approvals never count: the user cannot decide them.
+        """
+        ...
+
     async def claim(
         self,
         confirmation_id: UUID,

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from django.db.models import QuerySet
+from django.db.models import QuerySet, Subquery
 
 from chatomon.chat.store.records import (
     TIMED_OUT_REASON,
@@ -22,6 +22,7 @@ from chatomon.chat.store.records import (
 from chatomon.django import models
 from chatomon.django.persistence.conversations import owned
 from chatomon.django.persistence.rows import confirmation_record
+from chatomon.django.persistence.turns import current_conversations
 
 __all__ = [
     "claim",
@@ -29,6 +30,7 @@ __all__ = [
     "expire_due",
     "get_confirmation",
     "list_pending",
+    "pending_client_confirmation",
     "visible_confirmations",
 ]
 
@@ -48,6 +50,28 @@ def visible_confirmations(owner: Owner | None) -> QuerySet[models.PendingConfirm
     if owner is not None:
         rows = rows.filter(conversation__owner_kind=owner.kind, conversation__owner_key=owner.key)
     return rows
+
+
+def pending_client_confirmation(
+    owner: Owner, conversation_id: UUID | None, latest: bool, now: datetime
+) -> PendingConfirmation | None:
+    """The oldest pending, unexpired client confirmation of the conversation (1 statement).
+
+    The conversation is the named one, or with `latest` the owner's current one (the rule
+    `turns.open_turn` continues it by), read as a subquery: one round trip either way.
+    """
+    rows = visible_confirmations(owner).filter(
+        approver="client", status="pending", expires_at__gt=now
+    )
+    if conversation_id is not None:
+        rows = rows.filter(conversation_id=conversation_id)
+    elif latest:
+        current = current_conversations(owner).values("pk")[:1]
+        rows = rows.filter(conversation_id=Subquery(current))
+    else:
+        return None
+    row = rows.order_by("created_at").first()
+    return None if row is None else confirmation_record(row)
 
 
 def get_confirmation(

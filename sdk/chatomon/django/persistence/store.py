@@ -265,6 +265,21 @@ class DjangoStore:
 
         return await _run(confirmations.list_pending, approver, aware(now))
 
+    async def pending_client_confirmation(
+        self,
+        owner: Owner,
+        conversation_id: UUID | None,
+        *,
+        latest: bool = False,
+        now: datetime | None = None,
+    ) -> PendingConfirmation | None:
+        """The oldest pending, unexpired client confirmation of that conversation (1 statement)."""
+        from chatomon.django.persistence import confirmations
+
+        return await _run(
+            confirmations.pending_client_confirmation, owner, conversation_id, latest, aware(now)
+        )
+
     async def claim(
         self,
         confirmation_id: UUID,

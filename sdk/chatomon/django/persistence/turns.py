@@ -15,7 +15,7 @@ from typing import Any
 from uuid import UUID
 
 from django.db import IntegrityError, router, transaction
-from django.db.models import F, Max
+from django.db.models import F, Max, QuerySet
 
 from chatomon.chat.store.records import (
     MessageItem,
@@ -40,6 +40,7 @@ from chatomon.schemas import TokenUsage, TurnReport
 __all__ = [
     "abort_stale",
     "close_turn",
+    "current_conversations",
     "get_turn",
     "list_turns",
     "move",
@@ -86,9 +87,14 @@ def current_conversation(owner: Owner) -> models.Conversation | None:
 
     Not the latest updated: a staff decision or an expiry appends to an older one.
     """
+    return current_conversations(owner).first()
+
+
+def current_conversations(owner: Owner) -> QuerySet[models.Conversation]:
+    """The owner's conversations, the current one (`current_conversation`) first, as a query."""
     started = Max("turns__started_at")
     mine = owned_by(owner).annotate(last_started=started)
-    return mine.order_by(F("last_started").desc(nulls_last=True), "-created_at").first()
+    return mine.order_by(F("last_started").desc(nulls_last=True), "-created_at")
 
 
 def _running_turn(conversation: models.Conversation, now: datetime) -> models.Turn:

@@ -32,12 +32,11 @@ from typing import Any
 from asgiref.sync import async_to_sync
 
 from chatomon.chat.pipeline import ChatService
-from chatomon.chat.pipeline.wire import error_event, store_unavailable_event
+from chatomon.chat.pipeline.wire import error_event
 from chatomon.chat.store.records import Owner
 from chatomon.data.actor import is_authenticated
 from chatomon.django.service import owner_for
 from chatomon.django.settings import ChatSettings
-from chatomon.django.transports.pending import pending_refusal
 from chatomon.django.transports.ratelimit import (
     Admission,
     RateLimiter,
@@ -46,7 +45,6 @@ from chatomon.django.transports.ratelimit import (
     scope_key,
 )
 from chatomon.django.transports.requests import ConfirmRequest, MessageRequest
-from chatomon.errors import StoreUnavailableError
 
 __all__ = [
     "DENIED_MESSAGE",
@@ -177,20 +175,9 @@ class Admitted:
         """The events of the turn the admitted `MessageRequest` asks for.
 
         A conversation waiting on its client confirmation refuses the message first
-        (`confirmation_pending`, whatever the transport: `transports.pending`).
+        (`confirmation_pending`, whatever the surface: `ChatService.run_turn`).
         """
         message: MessageRequest = self.payload
-        try:
-            refusal = await pending_refusal(
-                self.owner, message.conversation_id, new_conversation=message.new_conversation
-            )
-        except StoreUnavailableError as error:
-            logger.error("a chat message was refused: the store is unavailable: %s", error)
-            yield store_unavailable_event()
-            return
-        if refusal is not None:
-            yield refusal
-            return
         events = self.service.run_turn(
             self.user,
             message.text,

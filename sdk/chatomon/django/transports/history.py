@@ -23,8 +23,10 @@ Items come in the order they happened (a confirmation where it was decided).
 `pending` is the open client or staff confirmation, as its `confirm_mutation` event: the
 widget shows its buttons again, and a decision made while the user was away is a
 confirmation item with its status. Tool arguments, results, inputs and previews pass the
-redaction rule, as the live events do. A client's own decision reads `decided_by: "you"`
-(the owner's key is not for the page); a staff decision names the staff member.
+redaction rule, as the live events do, and each confirmation carries its `preview_table`
+(chatomon.preview) as its live event does. A client's own decision reads
+`decided_by: "you"` (the owner's key is not for the page); a staff decision
+"a staff member" (the staff member's username is for the console only).
 
 While the conversation's latest turn still runs (its client went away: a reload, a dropped
 connection; see `chatomon.django.transports.relay`), `running_turn_id` names it and
@@ -47,7 +49,12 @@ from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.views import View
 
-from chatomon.chat.pipeline.wire import confirmation_event, error_event, store_unavailable_event
+from chatomon.chat.pipeline.wire import (
+    confirmation_event,
+    decider_label,
+    error_event,
+    store_unavailable_event,
+)
 from chatomon.chat.store.records import Owner, PendingConfirmation, StoredMessage
 from chatomon.django.audit.rule import redaction_of
 from chatomon.django.persistence.connections import released
@@ -128,8 +135,8 @@ def history_items(
             tools[item.call_id]["result"] = redaction.value(item.result)
     pending = None
     for confirmation in (c.as_of(moment) for c in found.confirmations):
-        event = _decided(confirmation, confirmation_event(confirmation, None, redaction))
-        event["preview"] = redaction.value(confirmation.preview)
+        shown = confirmation_event(confirmation, confirmation.preview, redaction)
+        event = _decided(confirmation, shown)
         event["turn_id"] = confirmation.turn_id
         if confirmation.status == "pending":
             pending = {k: v for k, v in event.items() if k not in ("status", "decided_by")}
@@ -162,7 +169,7 @@ def resume_of(history_path: str, turn_id: str | None) -> dict[str, Any] | None:
 
 
 def _decided(confirmation: PendingConfirmation, event: dict[str, Any]) -> dict[str, Any]:
-    decided_by = confirmation.decided_by
+    decided_by = decider_label(confirmation)  # a staff member's name is not for the page
     if confirmation.approver == "client" and decided_by:
         decided_by = "you"  # only the owner decides a client confirmation
     at = confirmation.decided_at
