@@ -126,6 +126,12 @@ async def test_every_store_method_releases_its_connection(releases: list[bool]) 
     await call("get_confirmation", confirmation.id)
     await call("list_pending")
     await call("pending_client_confirmation", OWNER, None, latest=True)
+    suspending = await call("start_turn", OWNER, conversation.id)
+    await call(
+        "suspend_turn", OWNER, conversation.id, suspending.id, items=[MessageItem.user("Go")],
+        call_id="c2", mutation="m", input={}, preview=None, approver="staff",
+        expires_at=datetime.now(UTC) + timedelta(minutes=5), state={},
+    )  # fmt: skip
     await call("claim", confirmation.id, decision="approved", decided_by="u")
     await call("expire_due")
     await call("prune", datetime.now(UTC) - timedelta(days=1))

@@ -169,10 +169,13 @@ class TurnDriver:
             "loop": dict(suspended.state),
             "items": run.items.to_dict(),
         }
-        confirmation = await self.store.create_confirmation(
+        # One unit of work: the items, the confirmation and the turn's move are stored
+        # together (one trip to the store and one commit), or not at all.
+        confirmation = await self.store.suspend_turn(
             run.owner,
             run.conversation_id,
-            turn_id=run.turn_id,
+            run.turn_id,
+            items=stored,
             call_id=pending.id,
             mutation=pending.mutation,
             input=pending.input,
@@ -181,9 +184,6 @@ class TurnDriver:
             expires_at=expires_at,
             state=state,
         )
-        if stored:
-            await self.store.append_messages(run.owner, run.conversation_id, stored)
-        await self.store.update_turn(run.turn_id, status="awaiting_confirmation")
         await self.tell(
             run,
             "confirmation_requested",

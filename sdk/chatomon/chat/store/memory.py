@@ -271,6 +271,39 @@ class MemoryStore:
             self._confirmations[confirmation.id] = confirmation
         return confirmation
 
+    async def suspend_turn(
+        self,
+        owner: Owner,
+        conversation_id: UUID,
+        turn_id: str,
+        *,
+        items: Sequence[MessageItem],
+        call_id: str,
+        mutation: str,
+        input: Mapping[str, Any],
+        preview: Any,
+        approver: Approver,
+        expires_at: datetime,
+        state: Mapping[str, Any],
+        now: datetime | None = None,
+    ) -> PendingConfirmation:
+        """Append the items, record the confirmation and move the turn (checked first)."""
+        if await self.get_conversation(owner, conversation_id) is None:
+            raise ConversationNotFoundError(f"no conversation {conversation_id} for this owner")
+        current = await self.get_turn(turn_id)
+        if current is None:
+            raise LookupError(f"no turn {turn_id!r}")
+        check_transition(turn_id, current.status, "awaiting_confirmation")
+        confirmation = await self.create_confirmation(
+            owner, conversation_id, turn_id=turn_id, call_id=call_id, mutation=mutation,
+            input=input, preview=preview, approver=approver, expires_at=expires_at,
+            state=state, now=now,
+        )  # fmt: skip
+        if items:
+            await self.append_messages(owner, conversation_id, items, now=now)
+        await self.update_turn(turn_id, status="awaiting_confirmation", now=now)
+        return confirmation
+
     def _visible(self, confirmation_id: UUID, owner: Owner | None) -> PendingConfirmation | None:
         confirmation = self._confirmations.get(confirmation_id)
         if confirmation is None or owner is None:

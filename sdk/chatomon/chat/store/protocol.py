@@ -172,6 +172,36 @@ class ConversationStore(Protocol):
         """Record a pending confirmation with the serialized turn state to resume."""
         ...
 
+    async def suspend_turn(
+        self,
+        owner: Owner,
+        conversation_id: UUID,
+        turn_id: str,
+        *,
+        items: Sequence[MessageItem],
+        call_id: str,
+        mutation: str,
+        input: Mapping[str, Any],
+        preview: Any,
+        approver: Approver,
+        expires_at: datetime,
+        state: Mapping[str, Any],
+        now: datetime | None = None,
+    ) -> PendingConfirmation:
+        """Suspend a running turn on a confirmation, as one unit of work.
+
+        Appends `items` (those not stored yet) at the conversation's end, records the
+        pending confirmation (as `create_confirmation`) and moves the turn to
+        `awaiting_confirmation`: all of it, or (on any error) none of it.
+
+        Raises:
+            TurnTransitionError: The turn is not running.
+            ConversationNotFoundError: The conversation is not the owner's.
+            LookupError: No such turn.
+            ValueError: An approver other than "client" or "staff".
+        """
+        ...
+
     async def get_confirmation(
         self, confirmation_id: UUID, *, owner: Owner | None = None, now: datetime | None = None
     ) -> PendingConfirmation | None:

@@ -249,6 +249,32 @@ class DjangoStore:
             created_at=aware(now),
         )  # fmt: skip
 
+    async def suspend_turn(
+        self,
+        owner: Owner,
+        conversation_id: UUID,
+        turn_id: str,
+        *,
+        items: Sequence[MessageItem],
+        call_id: str,
+        mutation: str,
+        input: Mapping[str, Any],
+        preview: Any,
+        approver: Approver,
+        expires_at: datetime,
+        state: Mapping[str, Any],
+        now: datetime | None = None,
+    ) -> PendingConfirmation:
+        """Suspend the turn in one transaction (see `turns.suspend_turn`)."""
+        from chatomon.django.persistence import turns
+
+        return await _run(
+            turns.suspend_turn, owner, conversation_id, turn_id, items=items,
+            call_id=call_id, mutation=mutation, input=dict(input), preview=preview,
+            approver=approver, expires_at=aware(expires_at), state=dict(state),
+            now=aware(now),
+        )  # fmt: skip
+
     async def get_confirmation(
         self, confirmation_id: UUID, *, owner: Owner | None = None, now: datetime | None = None
     ) -> PendingConfirmation | None:
