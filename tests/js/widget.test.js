@@ -106,16 +106,16 @@ test("tool lines read as people would say them", () => {
   assert.equal(widget.toolLine("custom_tool", {}, {}), "Used custom_tool");
 });
 
-test("previews: the console's Field / Before / After shape", () => {
-  const update = widget.parsePreview({ action: "update", manager: "PartManager", id: 4, changes: [{ field: "unit_cost", before: "1.00", after: "2.00" }] });
-  assert.equal(update.caption, "Update PartManager #4");
-  assert.deepEqual(update.rows, [{ field: "unit_cost", before: "1.00", after: "2.00", hasBefore: true }]);
-  assert.equal(update.rest, null);
-  const create = widget.parsePreview({ action: "create", manager: "PartManager", values: { name: "Bolt" }, note: "n" });
-  assert.equal(create.caption, "Create PartManager");
-  assert.deepEqual(create.rows, [{ field: "name", before: null, after: "Bolt", hasBefore: false }]);
-  assert.deepEqual(create.rest, { note: "n" });
-  assert.deepEqual(widget.parsePreview("free text"), { caption: "Change", rows: [], rest: "free text" });
+test("previews: the server's table drawn as it comes, no parser of the widget's own", () => {
+  const table = { caption: "Update PartManager #4", columns: ["Field", "Before", "After"], rows: [{ field: "unit_cost", before: "1.00", after: "2.00" }, { field: "note", before: null, after: "<b>x</b>" }], rest: null };
+  const html = widget.previewTable(fakeDocument(), { preview: { ignored: true }, preview_table: table }).html();
+  assert.equal(html, '<div class="preview"><table><caption>Update PartManager #4</caption><thead><tr><th scope="col">Field</th><th scope="col">Before</th><th scope="col">After</th></tr></thead><tbody><tr><th scope="row">unit_cost</th><td><del>1.00</del></td><td><ins>2.00</ins></td></tr><tr><th scope="row">note</th><td><span>(new)</span></td><td><ins>&lt;b&gt;x&lt;/b&gt;</ins></td></tr></tbody></table></div>');
+  const rest = widget.previewTable(fakeDocument(), { preview_table: { caption: "Change", columns: ["Field", "Before", "After"], rows: [], rest: '"free text"' } }).html();
+  assert.match(rest, /<td colspan="3">No field-level preview\.<\/td>.*<pre>"free text"<\/pre><\/div>$/);
+  // An event without a table (an older server) shows its raw preview as text, never as markup.
+  const raw = widget.previewTable(fakeDocument(), { input: { name: "<i>" } }).html();
+  assert.match(raw, /<caption>Change<\/caption>.*<pre>\{\n  "name": "&lt;i&gt;"\n\}<\/pre>/s);
+  assert.equal(widget.parsePreview, undefined);
 });
 
 test("errors: every code a sentence, rate limits with their wait", () => {
@@ -151,4 +151,105 @@ test("markdown: underscores inside words stay text", () => {
 test("a mutation's result names the change when its call came before a reload", () => {
   assert.equal(widget.toolLine("mutate", {}, { status: "executed", mutation: "createPart" }), "Made the change createPart");
   assert.equal(widget.toolLine("mutate", {}, { status: "timed_out", mutation: "createPart" }), "Did not make the change createPart");
+});
+
+// The element itself, in a sandbox with just enough of a browser: a fake WebSocket that
+// records its protocols, and the DOM parts the socket handling touches stubbed out.
+function sandboxedElement() {
+  const vm = require("node:vm");
+  const fs = require("node:fs");
+  const sockets = [];
+  class FakeSocket {
+    constructor(url, protocols) {
+      Object.assign(this, { url, protocols, listeners: {}, closed: false, readyState: 0 });
+      sockets.push(this);
+    }
+    addEventListener(type, listener) {
+      (this.listeners[type] = this.listeners[type] || []).push(listener);
+    }
+    emit(type, event) {
+      (this.listeners[type] || []).forEach((listener) => listener(event));
+    }
+    close() {
+      this.closed = true;
+    }
+  }
+  FakeSocket.OPEN = 1;
+  const defined = {};
+  const context = {
+    HTMLElement: class {},
+    customElements: { get: (name) => defined[name], define: (name, cls) => (defined[name] = cls) },
+    WebSocket: FakeSocket,
+    CustomEvent: class {
+      constructor(type) {
+        this.type = type;
+      }
+    },
+    URL,
+    location: { href: "https://site.example/page" },
+    setTimeout: () => 0,
+    console,
+  };
+  const source = fs.readFileSync(path.join(__dirname, "../../sdk/chatomon/django/static/chatomon/chat-widget.js"), "utf8");
+  vm.runInNewContext(source, context);
+  const Chat = defined["chatomon-chat"];
+  const chat = new Chat();
+  const stub = { setAttribute() {}, focus() {} };
+  const fired = [];
+  Object.assign(chat, {
+    shadowRoot: {},
+    endpoint: "https://chat.example/chat/",
+    transport: "websocket",
+    stopped: false,
+    status: {},
+    input: { ...stub, disabled: false },
+    send: { disabled: false },
+    panel: stub,
+    entry: () => stub,
+    restore: async () => {},
+    dispatchEvent: (event) => fired.push(event.type),
+  });
+  return { Chat, chat, sockets, fired };
+}
+
+test("token: a refreshed token attribute is used for the next request and the reconnect", async () => {
+  const { Chat, chat, sockets, fired } = sandboxedElement();
+  assert.deepEqual([...Chat.observedAttributes], ["token"]);
+  chat.token = "old";
+  chat.connect(0);
+  assert.deepEqual([...sockets[0].protocols], ["chatomon", "chatomon.bearer.old"]);
+  // The server refuses the expired token: an error event, then close code 4401.
+  sockets[0].emit("message", { data: JSON.stringify({ type: "error", code: "embed_token_expired", message: "expired" }) });
+  sockets[0].emit("close", { code: 4401 });
+  assert.deepEqual(fired, ["chatomon-token-expired"]);
+  assert.equal(chat.stopped, true);
+  assert.equal(sockets.length, 1, "no reconnect with the old token");
+  // The site answers the event by setting a fresh token.
+  chat.attributeChangedCallback("token", "old", "new");
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(sockets.length, 2);
+  assert.deepEqual([...sockets[1].protocols], ["chatomon", "chatomon.bearer.new"]);
+  assert.equal(chat.stopped, false);
+  assert.equal(chat.input.disabled, false);
+  assert.equal(chat.headers(true).Authorization, "Bearer new");
+  // A late close of the replaced socket changes nothing.
+  sockets[0].emit("close", { code: 4401 });
+  assert.equal(sockets.length, 2);
+  assert.equal(chat.stopped, false);
+});
+
+test("token: a token set while a socket connects replaces a refused one at once", () => {
+  const { chat, sockets } = sandboxedElement();
+  chat.token = "a";
+  chat.connect(0);
+  chat.attributeChangedCallback("token", "a", "b");  // not halted: only remembered
+  assert.equal(sockets.length, 1);
+  sockets[0].emit("close", { code: 4401 });
+  assert.equal(sockets.length, 2);
+  assert.deepEqual([...sockets[1].protocols], ["chatomon", "chatomon.bearer.b"]);
+  assert.equal(chat.stopped, false);
+  // A logout's 4401 with an unchanged token still halts: no reconnect loop.
+  sockets[1].emit("close", { code: 4401 });
+  assert.equal(sockets.length, 2);
+  assert.equal(chat.stopped, true);
 });

@@ -6,14 +6,16 @@
  *
  * Attributes: endpoint (the chat routes' base URL, path or full URL), transport
  * ("websocket", default, or "sse"), token (a visitor token from chatomon.django.embed, for
- * another site's pages), mode ("launcher", default: a button opening a dialog; "inline"),
- * title, greeting, color-scheme ("light", "dark", "auto"), position ("right", "left"),
- * locale (dates), max-length. Style it with the --chatomon-* custom properties.
+ * another site's pages; observed: set a fresh one on the chatomon-token-expired event),
+ * mode ("launcher", default: a button opening a dialog; "inline"), title, greeting,
+ * color-scheme ("light", "dark", "auto"), position ("right", "left"), locale (dates),
+ * max-length. Style it with the --chatomon-* custom properties.
  *
  * On load it restores the conversation from <endpoint>history/ (messages, tool lines, each
  * confirmation and how it was decided, the open one with its buttons). Events follow the
  * chat event contract; unknown fields and types are ignored. Answers are Markdown drawn
  * with DOM nodes from an allow-list: the model's text is never parsed as markup.
+ * Previews come parsed by the server (`preview_table`, chatomon.preview): drawn, not read.
  * The pure parts (Markdown, tool lines, previews, errors, URLs, SSE frames) are exported
  * for node's test runner when loaded as a CommonJS module.
  */
@@ -81,33 +83,44 @@
     return done || failed ? line : line + "…";
   }
 
-  function valueText(value) {
-    if (typeof value === "string") return value;
-    if (typeof value === "number") return String(value);
-    return JSON.stringify(value);
-  }
-
-  // The shape chatomon.preview draws for the console: caption, Field / Before / After rows.
-  function parsePreview(preview) {
-    if (!preview || typeof preview !== "object" || Array.isArray(preview)) {
-      return { caption: "Change", rows: [], rest: preview === undefined ? null : preview };
+  // A mutation preview as the server read it (chatomon.preview.preview_table, the console's
+  // renderer): caption, Field / Before / After rows of text, the rest as JSON text. The
+  // widget only draws it; an event without one shows its raw preview as text.
+  function previewTable(doc, event) {
+    const raw = event.preview === undefined ? event.input : event.preview;
+    const table = event.preview_table || { caption: "Change", rows: [], rest: raw == null ? null : JSON.stringify(raw, null, 2) };
+    const node = (tag, text, attrs) => {
+      const n = doc.createElement(tag);
+      for (const k in attrs || {}) n.setAttribute(k, attrs[k]);
+      if (text != null) n.append(doc.createTextNode(String(text)));
+      return n;
+    };
+    const grid = node("table");
+    const head = node("tr");
+    (table.columns || ["Field", "Before", "After"]).forEach((t) => head.append(node("th", t, { scope: "col" })));
+    const thead = node("thead");
+    const body = node("tbody");
+    thead.append(head);
+    const rows = table.rows || [];
+    rows.forEach((row) => {
+      const before = node("td");
+      before.append(row.before == null ? node("span", "(new)") : node("del", row.before));
+      const after = node("td");
+      after.append(node("ins", row.after));
+      const tr = node("tr");
+      tr.append(node("th", row.field, { scope: "row" }), before, after);
+      body.append(tr);
+    });
+    if (!rows.length) {
+      const tr = node("tr");
+      tr.append(node("td", "No field-level preview.", { colspan: "3" }));
+      body.append(tr);
     }
-    const action = String(preview.action || "change");
-    let caption = action.charAt(0).toUpperCase() + action.slice(1);
-    if (preview.manager) caption += " " + preview.manager;
-    if (preview.id !== undefined && preview.id !== null) caption += " #" + preview.id;
-    let rows = [];
-    let known = ["action", "manager"];
-    if (Array.isArray(preview.changes)) {
-      rows = preview.changes.filter((c) => c && typeof c === "object").map((c) => ({ field: String(c.field), before: c.before, after: c.after, hasBefore: true }));
-      known = known.concat("changes");
-    } else if (preview.values && typeof preview.values === "object") {
-      rows = Object.keys(preview.values).map((k) => ({ field: k, before: null, after: preview.values[k], hasBefore: false }));
-      known = known.concat("values");
-    }
-    const rest = {};
-    for (const key of Object.keys(preview)) if (!known.includes(key) && !(rows.length && key === "id")) rest[key] = preview[key];
-    return { caption: caption, rows: rows, rest: Object.keys(rest).length ? rest : null };
+    grid.append(node("caption", table.caption), thead, body);
+    const box = node("div", null, { class: "preview" });
+    box.append(grid);
+    if (table.rest != null) box.append(node("pre", table.rest));
+    return box;
   }
 
   function minutes(seconds) {
@@ -265,7 +278,7 @@
     return root;
   }
 
-  const api = { socketURL, routeURL, sseFrames, toolLine, parsePreview, errorText, closeMeaning, decisionText, renderMarkdown, safeHref };
+  const api = { socketURL, routeURL, sseFrames, toolLine, previewTable, errorText, closeMeaning, decisionText, renderMarkdown, safeHref };
   if (typeof module === "object" && module.exports) module.exports = api;
   if (typeof HTMLElement === "undefined" || typeof customElements === "undefined") return;
 
@@ -328,44 +341,6 @@ button:disabled{opacity:.55;cursor:not-allowed}
     return match ? decodeURIComponent(match[1]) : "";
   }
 
-  function previewTable(preview) {
-    const parsed = parsePreview(preview);
-    const box = el("div", "preview");
-    const table = el("table");
-    table.append(el("caption", "", parsed.caption));
-    const head = el("tr");
-    ["Field", "Before", "After"].forEach((t) => {
-      const th = el("th", "", t);
-      th.scope = "col";
-      head.append(th);
-    });
-    const thead = el("thead");
-    thead.append(head);
-    const body = el("tbody");
-    parsed.rows.forEach((row) => {
-      const tr = el("tr");
-      const th = el("th", "", row.field);
-      th.scope = "row";
-      const before = el("td");
-      before.append(row.hasBefore ? el("del", "", valueText(row.before)) : el("span", "", "(new)"));
-      const after = el("td");
-      after.append(el("ins", "", valueText(row.after)));
-      tr.append(th, before, after);
-      body.append(tr);
-    });
-    if (!parsed.rows.length) {
-      const td = el("td", "", "No field-level preview.");
-      td.colSpan = 3;
-      const tr = el("tr");
-      tr.append(td);
-      body.append(tr);
-    }
-    table.append(thead, body);
-    box.append(table);
-    if (parsed.rest !== null) box.append(el("pre", "", JSON.stringify(parsed.rest, null, 2)));
-    return box;
-  }
-
   class ChatomonChat extends HTMLElement {
     connectedCallback() {
       if (this.shadowRoot) return;
@@ -383,6 +358,25 @@ button:disabled{opacity:.55;cursor:not-allowed}
       this.build(attr);
       // The socket follows the restored conversation (?conversation_id=): a decision made
       // elsewhere, or an expiry, reaches this page through that conversation's group.
+      this.restore().then(() => this.transport === "websocket" && this.connect(0));
+    }
+
+    static get observedAttributes() {
+      return ["token"];
+    }
+
+    // A site refreshes an expired visitor token by setting the attribute (on the
+    // chatomon-token-expired event, or ahead of expiry): the next request and socket use
+    // it, and a widget the old token's refusal halted starts again (history, then socket).
+    attributeChangedCallback(name, old, value) {
+      this.token = value || "";
+      if (!this.expired || !this.token || !this.shadowRoot) return;
+      this.expired = false;
+      this.stopped = false;
+      this.input.disabled = false;
+      const stale = this.socket;
+      this.socket = null;  // its close no longer counts
+      if (stale) stale.close();
       this.restore().then(() => this.transport === "websocket" && this.connect(0));
     }
 
@@ -593,7 +587,10 @@ button:disabled{opacity:.55;cursor:not-allowed}
       item.setAttribute("role", "alert");
       this.reply = null;
       this.busy(false);
-      if (event.code === "embed_token_expired") this.dispatchEvent(new CustomEvent("chatomon-token-expired", { bubbles: true }));
+      if (event.code === "embed_token_expired") {
+        this.expired = true;  // until the page sets a fresh token (attributeChangedCallback)
+        this.dispatchEvent(new CustomEvent("chatomon-token-expired", { bubbles: true }));
+      }
     }
 
     submit() {
@@ -634,7 +631,8 @@ button:disabled{opacity:.55;cursor:not-allowed}
       const protocols = this.token ? ["chatomon", "chatomon.bearer." + this.token] : undefined;
       let url = socketURL(this.endpoint, location.href);
       if (this.conversationId) url += "?conversation_id=" + encodeURIComponent(this.conversationId);
-      this.socket = new WebSocket(url, protocols);
+      const token = this.token;
+      const socket = (this.socket = new WebSocket(url, protocols));
       this.socket.addEventListener("open", () => {
         attempt = 0;
         this.status.textContent = "connected";
@@ -647,7 +645,10 @@ button:disabled{opacity:.55;cursor:not-allowed}
         }
       });
       this.socket.addEventListener("close", (closed) => {
+        if (this.socket !== socket) return;  // replaced: a refreshed token reconnected
         this.busy(false);
+        // Refused for a token the page has replaced since: try the new one at once.
+        if (closed.code === 4401 && this.token !== token && !this.stopped) return this.connect(0);
         const meaning = closeMeaning(closed.code);
         if (!meaning.retry) {
           this.status.textContent = "disconnected";
@@ -757,7 +758,7 @@ button:disabled{opacity:.55;cursor:not-allowed}
       const title = el("p");
       title.append(el("strong", "", event.mutation));
       title.append(staff ? " waits for a staff approval." : " needs your confirmation.");
-      card.append(title, previewTable(event.preview === undefined ? event.input : event.preview));
+      card.append(title, previewTable(document, event));
       const state = el("p", "state", decisionText(event, this.getAttribute("locale")));
       state.tabIndex = -1;
       card.append(state);
