@@ -4,7 +4,8 @@ Two loopback origins: the chat project (uvicorn, the test project with `CHATOMON
 and the widget's static files) and a plain page server on another port, whose page loads
 the widget's script from the chat origin and gives it a visitor token. The visitor chats,
 confirms a change, reloads with a confirmation pending and still decides it, and finds the
-conversation again after a reload; the same page without a token is told why it is refused.
+conversation again after a reload; reloaded mid-stream (SSE or WebSocket), it sees the turn
+finish once; the same page without a token is told why it is refused.
 """
 
 from __future__ import annotations
@@ -224,6 +225,28 @@ def test_a_visitor_socket_chats_over_the_websocket_with_its_token(sites, page):
     expect(dialog.locator(".chatomon-status")).to_have_text("connected")
     say(page, "over the socket")
     expect(dialog.locator(".chatomon-assistant").last).to_have_text("Echo: over the socket")
+
+
+@pytest.mark.parametrize("transport", ["sse", "websocket"])
+def test_a_reload_mid_stream_resumes_the_turn_and_shows_its_answer_once(sites, page, transport):
+    server, pages = sites
+    token = sign_visitor("shop", f"reloader-{transport}", key=KEY)
+    page.goto(pages.show(server.url, token, transport=transport))
+    dialog = open_widget(page)
+    say(page, "drip 4 tick")  # a chunk a second
+    expect(dialog.locator(".chatomon-assistant").last).to_contain_text("tick 1")
+    page.reload()  # mid-stream: the turn goes on on the server, detached
+    dialog = open_widget(page)
+    answer = "tick 1 tick 2 tick 3 tick 4"
+    expect(dialog.locator(".chatomon-assistant").last).to_have_text(answer)
+    expect(dialog.locator(".chatomon-assistant")).to_have_count(2)  # the greeting, the answer
+    expect(dialog.locator(".chatomon-user")).to_have_text("drip 4 tick")
+    expect(page.get_by_role("button", name="Send")).to_be_enabled()
+    screenshot(page, f"widget-embed-resumed-{transport}")
+    page.reload()  # finished: the history has it, once
+    dialog = open_widget(page)
+    expect(dialog.locator(".chatomon-assistant").last).to_have_text(answer)
+    expect(dialog.locator(".chatomon-assistant")).to_have_count(2)
 
 
 def test_the_page_without_a_token_is_refused_and_says_why(sites, page):

@@ -253,3 +253,28 @@ test("token: a token set while a socket connects replaces a refused one at once"
   assert.equal(sockets.length, 2);
   assert.equal(chat.stopped, true);
 });
+
+test("resume: an SSE id names the turn and the event's position", () => {
+  const parsed = widget.sseFrames('id: t-1:2\ndata: {"type":"text_chunk"}\n\n: heartbeat\n\nid: t');
+  assert.deepEqual(parsed.frames, [{ id: "t-1:2", data: '{"type":"text_chunk"}' }]);
+  assert.equal(parsed.rest, "id: t");
+  assert.deepEqual(widget.eventPosition("t-1:2"), { turn: "t-1", seq: 2 });
+  assert.deepEqual(widget.eventPosition("a:b:10"), { turn: "a:b", seq: 10 });
+  assert.equal(widget.eventPosition(null), null);
+  assert.equal(widget.eventPosition("t-1"), null);
+  assert.equal(widget.eventPosition("t-1:x"), null);
+});
+
+test("resume: a replay overlapping what was seen shows each event once", () => {
+  const seen = { turn: null, seq: 0 };
+  const shown = [];
+  const receive = (id) => {
+    const at = widget.eventPosition(id);
+    if (widget.advance(seen, at.turn, at.seq)) shown.push(id);
+  };
+  ["t:1", "t:2"].forEach(receive); // the stream drops here
+  ["t:1", "t:2", "t:3", "t:4"].forEach(receive); // a resume from an older position
+  ["u:1"].forEach(receive); // the next turn starts again at 1
+  assert.deepEqual(shown, ["t:1", "t:2", "t:3", "t:4", "u:1"]);
+  assert.deepEqual(seen, { turn: "u", seq: 1 });
+});

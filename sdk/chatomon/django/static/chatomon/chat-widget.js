@@ -12,7 +12,9 @@
  * max-length. Style it with the --chatomon-* custom properties.
  *
  * On load it restores the conversation from <endpoint>history/ (messages, tool lines, each
- * confirmation and how it was decided, the open one with its buttons). Events follow the
+ * confirmation and how it was decided, the open one with its buttons), then follows a turn
+ * still running from where the page left it (SSE: stream/resume/ after the last frame id;
+ * WebSocket: a resume message), as it does when a stream drops mid-turn. Events follow the
  * chat event contract; unknown fields and types are ignored. Answers are Markdown drawn
  * with DOM nodes from an allow-list: the model's text is never parsed as markup.
  * Previews come parsed by the server (`preview_table`, chatomon.preview): drawn, not read.
@@ -51,6 +53,21 @@
       if (data.length) frames.push({ id: id, data: data.join("\n") });
     }
     return { frames: frames, rest: buffer };
+  }
+
+  // The turn and position of an SSE id ("<turn_id>:<n>"), or null.
+  function eventPosition(id) {
+    const m = /^(.+):(\d+)$/.exec(id || "");
+    return m ? { turn: m[1], seq: Number(m[2]) } : null;
+  }
+
+  // Whether the event at `seq` of `turn` is new to a reader that saw `seen` ({turn, seq}),
+  // which moves on to it: a resumed stream never shows an event twice.
+  function advance(seen, turn, seq) {
+    if (seen.turn === turn && seq <= seen.seq) return false;
+    seen.turn = turn;
+    seen.seq = seq;
+    return true;
   }
 
   function noun(manager, count) {
@@ -278,7 +295,7 @@
     return root;
   }
 
-  const api = { socketURL, routeURL, sseFrames, toolLine, previewTable, errorText, closeMeaning, decisionText, renderMarkdown, safeHref };
+  const api = { socketURL, routeURL, sseFrames, eventPosition, advance, toolLine, previewTable, errorText, closeMeaning, decisionText, renderMarkdown, safeHref };
   if (typeof module === "object" && module.exports) module.exports = api;
   if (typeof HTMLElement === "undefined" || typeof customElements === "undefined") return;
 
@@ -351,6 +368,8 @@ button:disabled{opacity:.55;cursor:not-allowed}
       this.storageKey = "chatomon:conversation:" + this.endpoint;
       this.conversationId = sessionStorage.getItem(this.storageKey);
       this.fresh = false;
+      this.seen = { turn: null, seq: 0 };
+      this.running = null;
       this.reply = null;
       this.tools = new Map();
       this.cards = new Map();
@@ -522,11 +541,59 @@ button:disabled{opacity:.55;cursor:not-allowed}
       if (body.conversation_id) this.remember(body.conversation_id);
       this.clear();
       (body.items || []).forEach((item) => this.restoreItem(item));
-      if (body.running_turn_id && !this.sent && (this.waits = (this.waits || 0) + 1) <= 30) {
-        // A turn still running (in another tab, or a staff-resumed one): show it once done.
-        this.note("The assistant is still answering…");
-        setTimeout(() => this.restore(), 2000);
+      // A turn still running (the page reloaded mid-answer, another tab): follow it.
+      if (body.running_turn_id && !this.sent) this.resume(body.running_turn_id);
+    }
+
+    // Follow a running turn from the last position seen (SSE: the resume route; WebSocket:
+    // a resume message, sent when the socket opens if it is not open yet).
+    resume(turn) {
+      if ((this.resumes = (this.resumes || 0) + 1) > 6) return this.fail({ code: "lost", message: "The connection was lost. Try again." });
+      if (this.seen.turn !== turn) this.seen = { turn: turn, seq: 0 };
+      this.running = turn;
+      this.streaming = true;
+      this.busy(true);
+      const after = this.seen.seq;
+      if (this.transport === "websocket") {
+        if (this.socket && this.socket.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify({ type: "resume", turn_id: turn, after: after }));
+        return;
       }
+      const query = "stream/resume/?turn_id=" + encodeURIComponent(turn) + "&after=" + after;
+      setTimeout(() => {
+        this.busy(true);
+        this.stream(query);
+      }, this.resumes > 1 ? 1000 : 0);
+    }
+
+    // A new stream of this page's own (a message, a decision): positions start again.
+    begin() {
+      this.seen = { turn: null, seq: 0 };
+      this.streaming = true;
+      this.resumes = 0;
+    }
+
+    // One received event: its position checked (an SSE id, else counted: WebSocket), then shown.
+    take(event, id) {
+      if (event.code === "turn_not_found") {
+        this.running = null;  // it ended while away: the history has it
+        this.streaming = false;
+        return this.restore();
+      }
+      const at = eventPosition(id);
+      const terminal = ["done", "error", "confirm_mutation"].includes(event.type);
+      if (event.turn_id && this.streaming && (at || this.transport === "websocket")) {
+        const seq = at ? at.seq : (this.seen.turn === event.turn_id ? this.seen.seq : 0) + 1;
+        if (!advance(this.seen, event.turn_id, seq)) return;
+        this.running = terminal ? null : event.turn_id;
+      }
+      const resumed = terminal && this.streaming && this.resumes > 0;
+      if (terminal && this.streaming) {
+        this.streaming = false;
+        this.resumes = 0;
+      }
+      this.handle(event);
+      // A resumed turn is stored now: redrawn from the history, with its question.
+      if (resumed && event.type === "done") this.restore();
     }
 
     restoreItem(item) {
@@ -597,7 +664,8 @@ button:disabled{opacity:.55;cursor:not-allowed}
       const text = this.input.value.trim();
       if (!text || this.send.disabled) return;
       if (text.length > this.limit) return this.fail({ code: "message_too_long", max_chars: this.limit });
-      this.sent = true;  // no more redraws from a poll of the history
+      this.sent = true;  // the history no longer redraws the log
+      this.begin();
       this.input.value = "";
       this.counted();
       this.entry("user", text);
@@ -617,6 +685,7 @@ button:disabled{opacity:.55;cursor:not-allowed}
       // Focus moves on to where the user goes next: the message box.
       this.input.focus();
       const payload = { confirmation_id: id, confirmed: confirmed };
+      this.begin();
       if (this.transport === "websocket") this.socketSend({ type: "confirm", ...payload });
       else this.stream("confirm/", payload);
     }
@@ -636,10 +705,11 @@ button:disabled{opacity:.55;cursor:not-allowed}
       this.socket.addEventListener("open", () => {
         attempt = 0;
         this.status.textContent = "connected";
+        if (this.running) this.resume(this.running);  // dropped mid-turn: pick it up again
       });
       this.socket.addEventListener("message", (message) => {
         try {
-          this.handle(JSON.parse(message.data));
+          this.take(JSON.parse(message.data));
         } catch (error) {
           console.error("chatomon: unreadable event", error);
         }
@@ -669,15 +739,13 @@ button:disabled{opacity:.55;cursor:not-allowed}
       }
     }
 
+    // POST `payload` to `route` (GET without one: a resume) and show the event stream.
     async stream(route, payload) {
+      let lost = false;
       try {
-        const headers = { ...this.headers(false), "Content-Type": "application/json" };
-        const response = await fetch(routeURL(this.endpoint, location.href, route), {
-          method: "POST",
-          credentials: this.token ? "omit" : "same-origin",
-          headers: headers,
-          body: JSON.stringify(payload),
-        });
+        const init = { credentials: this.token ? "omit" : "same-origin", headers: this.headers(false) };
+        if (payload) Object.assign(init, { method: "POST", body: JSON.stringify(payload), headers: { ...init.headers, "Content-Type": "application/json" } });
+        const response = await fetch(routeURL(this.endpoint, location.href, route), init);
         if (!response.body) return this.fail({ code: "chat_error" });
         const reader = response.body.getReader();
         const decoder = new TextDecoder();
@@ -690,15 +758,18 @@ button:disabled{opacity:.55;cursor:not-allowed}
           buffered = parsed.rest;
           for (const frame of parsed.frames) {
             seen = true;
-            this.handle(JSON.parse(frame.data));
+            this.take(JSON.parse(frame.data), frame.id);
           }
         }
         if (!seen && !response.ok) this.fail({ code: response.status === 413 ? "request_too_large" : "chat_error" });
+        lost = Boolean(this.running);  // ended before its turn did
       } catch (error) {
-        this.fail({ code: "lost", message: "The connection was lost. Try again." });
+        lost = Boolean(this.running);
+        if (!lost) this.fail({ code: "lost", message: "The connection was lost. Try again." });
       } finally {
         this.busy(false);
       }
+      if (lost) this.resume(this.running);
     }
 
     handle(event) {
@@ -730,6 +801,7 @@ button:disabled{opacity:.55;cursor:not-allowed}
     }
 
     toolCall(event) {
+      if (this.tools.has(event.id)) return;  // restored, then replayed by a resume
       const card = el("details");
       card.append(el("summary", "", toolLine(event.name, event.args)));
       card.append(el("pre", "", JSON.stringify(event.args || {}, null, 2)));
