@@ -33,6 +33,7 @@ from chatomon.django.transports.relay import (
     relays,
     resume,
 )
+from chatomon.django.transports.sse import HEARTBEAT, feed_frames
 from tests.asgi_app.fixtures import make_user, types
 
 pytestmark = [
@@ -210,3 +211,16 @@ async def test_a_socket_that_drops_mid_turn_is_resumed_by_the_next_one(cache_bac
     assert json.loads(await later.receive_from(5))["code"] == "bad_event"
     await later.disconnect()
     await stranger.disconnect()
+
+
+async def test_a_streams_frames_carry_ids_and_heartbeats_and_closing_it_detaches_the_turn():
+    feed = relays().start(READER, chat_service().run_turn(None, "drip 2 tick", owner=READER))
+    frames = feed_frames(feed, 0.05)
+    assert await anext(frames) == HEARTBEAT  # the first chunk comes after a second
+    while (framed := await anext(frames)) == HEARTBEAT:
+        pass
+    assert feed.turn_id is not None
+    assert framed.startswith(f"id: {feed.turn_id}:1\ndata: ".encode())
+    assert not feed.detached
+    await frames.aclose()  # the client went away
+    assert feed.detached and not feed.finished

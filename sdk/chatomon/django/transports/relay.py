@@ -163,9 +163,13 @@ class TurnFeed:
         signal, self._signal = self._signal, asyncio.get_running_loop().create_future()
         signal.set_result(None)
 
-    async def changed(self) -> None:
-        """Wait for the next event or the end (never cancels what others wait on)."""
-        await asyncio.wait({self._signal})
+    async def changed(self, within: float | None = None) -> bool:
+        """Wait for the next event or the end, at most `within` seconds: whether it came.
+
+        Never cancels what other readers wait on (one future, shared, is only watched).
+        """
+        done, _ = await asyncio.wait({self._signal}, timeout=within)
+        return bool(done)
 
     async def follow(self, after: int = 0) -> AsyncIterator[Positioned]:
         """The events after position `after`, then each new one, until the turn ends.
@@ -182,8 +186,12 @@ class TurnFeed:
                     return
                 await self.changed()
         finally:
-            if not self.finished or position < len(self.events):
-                self.detach()
+            self.left_at(position)
+
+    def left_at(self, position: int) -> None:
+        """A reader stopped after `position`: detach the feed unless it read it to its end."""
+        if not self.finished or position < len(self.events):
+            self.detach()
 
     def detach(self) -> None:
         """The reader went away: the turn goes on, its events go to the cache log too."""

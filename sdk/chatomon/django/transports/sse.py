@@ -59,6 +59,7 @@ from chatomon.django.transports.http import ChatEndpoint, while_enabled
 from chatomon.django.transports.relay import (
     TURN_NOT_FOUND_MESSAGE,
     Positioned,
+    TurnFeed,
     event_id,
     parse_event_id,
     relays,
@@ -74,9 +75,11 @@ __all__ = [
     "ChatResumeView",
     "ChatStreamView",
     "event_stream_response",
+    "feed_frames",
     "frame",
     "heartbeat_frames",
     "positioned_frames",
+    "streaming_response",
 ]
 
 logger = logging.getLogger(__name__)
@@ -113,6 +116,31 @@ async def positioned_frames(events: AsyncIterator[Positioned]) -> AsyncIterator[
         async for position, event in stream:
             turn_id = event.get("turn_id")
             yield frame(event, event_id(turn_id, position) if isinstance(turn_id, str) else None)
+
+
+async def feed_frames(
+    feed: TurnFeed, heartbeat_seconds: float = HEARTBEAT_SECONDS
+) -> AsyncIterator[bytes]:
+    """A live feed's frames with their ids, a heartbeat after each quiet `heartbeat_seconds`.
+
+    Reads the feed in place (no queue, no task of its own: the feed already runs the turn in
+    one); closed before the end (the client went away), it detaches the feed.
+    """
+    position = 0
+    try:
+        while True:
+            while position < len(feed.events):
+                event = feed.events[position]
+                position += 1
+                turn_id = event.get("turn_id")
+                ident = event_id(turn_id, position) if isinstance(turn_id, str) else None
+                yield frame(event, ident)
+            if feed.finished:
+                return
+            if not await feed.changed(heartbeat_seconds):
+                yield HEARTBEAT
+    finally:
+        feed.left_at(position)
 
 
 async def _produce(
@@ -169,9 +197,12 @@ def event_stream_response(
     events: AsyncIterator[Mapping[str, Any] | bytes], heartbeat_seconds: float = HEARTBEAT_SECONDS
 ) -> StreamingHttpResponse:
     """A streaming `text/event-stream` response of the events."""
-    response = StreamingHttpResponse(
-        heartbeat_frames(events, heartbeat_seconds), content_type=CONTENT_TYPE
-    )
+    return streaming_response(heartbeat_frames(events, heartbeat_seconds))
+
+
+def streaming_response(frames: AsyncIterator[bytes]) -> StreamingHttpResponse:
+    """A streaming `text/event-stream` response of frames, unbuffered by proxies."""
+    response = StreamingHttpResponse(frames, content_type=CONTENT_TYPE)
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"
     return response
@@ -203,7 +234,7 @@ class ChatStreamView(ChatEndpoint):
             return admitted
         events = through_expiry(admitted.run_turn(), admitted.service, admitted.owner)
         feed = relays().start(admitted.owner, events)
-        return event_stream_response(positioned_frames(feed.follow()), self.heartbeat_seconds)
+        return streaming_response(feed_frames(feed, self.heartbeat_seconds))
 
 
 def _position(request: HttpRequest) -> tuple[str, int] | None:
