@@ -3,7 +3,9 @@
 Permission and identity are sync, and each transport runs them together in ONE trip to a
 worker thread (`sync_to_async`; the consumer through Channels' `database_sync_to_async`):
 the ORM, the session and the user may be read there, and a request pays one hop for all
-of them instead of one each. The rate limiter is awaited on the loop (`RateLimiter.hit`).
+of them instead of one each. The HTTP views count the request against the rate limit in
+that same trip (`RateLimiter.admit`: on Redis a network round trip, which would otherwise
+take a trip of its own); the consumer awaits `RateLimiter.hit` on the loop.
 
 - `permitted`: the `permission` setting, called with `(user, scope)`; a falsy answer denies
   (HTTP 403, WebSocket close 4403). It may use the ORM; an async check runs on the event
