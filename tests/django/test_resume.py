@@ -34,7 +34,7 @@ from chatomon.django.transports.relay import (
     resume,
 )
 from chatomon.django.transports.sse import HEARTBEAT, feed_frames
-from tests.asgi_app.fixtures import make_user, types
+from tests.asgi_app.fixtures import configure, make_user, types
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -224,3 +224,18 @@ async def test_a_streams_frames_carry_ids_and_heartbeats_and_closing_it_detaches
     assert not feed.detached
     await frames.aclose()  # the client went away
     assert feed.detached and not feed.finished
+
+
+async def test_a_resumed_turn_that_suspends_ends_with_its_confirmation(settings):
+    configure(settings, provider_config={"delay_seconds": 0.3})  # gone before the tool call
+    user = await make_user("alice")
+    owner = Owner.user(user.pk)
+    create = 'mutate createPart {"name": "Bolt"}'
+    feed = relays().start(owner, chat_service().run_turn(user, create, owner=owner))
+    await until_running()
+    feed.detach()
+    turn = await Turn.objects.aget()
+    replayed = [event for _, event in await drained(await resume(owner, turn.pk, 0))]
+    assert types(replayed) == ["tool_call", "confirm_mutation"]
+    assert replayed[-1]["approver"] == "client" and replayed[-1]["turn_id"] == turn.pk
+    assert (await Turn.objects.aget()).status == "awaiting_confirmation"
