@@ -31,6 +31,7 @@ from chatomon.redaction import DEFAULT_REDACTION, Redaction
 from chatomon.schemas import PlannedCoverage
 
 __all__ = [
+    "CLIENT_DECIDER_LABEL",
     "GENERIC_ERROR_MESSAGE",
     "INVALID_CONFIRMATION_MESSAGE",
     "PENDING_MESSAGE",
@@ -60,6 +61,10 @@ One message for all three, so that an id tells nobody whether it exists for some
 PENDING_MESSAGE = "Confirm or reject the pending change first."
 """The message of `confirmation_pending`: a message to a conversation whose client
 confirmation is still open (`pending_event`)."""
+CLIENT_DECIDER_LABEL = "you"
+"""Who decided a client confirmation, as the asker reads it: only the asker decides one, and
+the stored owner label (`session:<session key>`, `user:<pk>`) is not for the page (a session
+key in an event would undo an HttpOnly cookie)."""
 STAFF_DECIDER_LABEL = "a staff member"
 """Who decided a staff approval, as `confirmation_resolved` says it: the staff member's
 username is for the staff console (which reads the stored confirmation), not for the asker."""
@@ -188,8 +193,8 @@ def confirmation_event(
 def resolved_event(confirmation: PendingConfirmation) -> dict[str, Any]:
     """The `confirmation_resolved` event: how a confirmation was decided, and by whom.
 
-    It reaches the asker's pages (the conversation's channel group): a staff decision reads
-    `decided_by: "a staff member"` (`decider_label`), never the staff member's username.
+    It reaches the asker's pages (the conversation's channel group): `decided_by` reads
+    "a staff member" or "you" (`decider_label`), never a username or an owner's key.
     """
     return {
         "type": "confirmation_resolved",
@@ -202,10 +207,11 @@ def resolved_event(confirmation: PendingConfirmation) -> dict[str, Any]:
 
 
 def decider_label(confirmation: PendingConfirmation) -> str | None:
-    """Who decided, as the asker may read it: `STAFF_DECIDER_LABEL` for any staff member.
+    """Who decided, as the asker may read it; None when nobody decided.
 
-    A client decision keeps its owner label (the asker's own); None when nobody decided.
+    `STAFF_DECIDER_LABEL` for any staff member, `CLIENT_DECIDER_LABEL` for the asker. The
+    stored label stays for the console and the audit, which read the stored confirmation.
     """
-    if confirmation.approver == "staff" and confirmation.decided_by:
-        return STAFF_DECIDER_LABEL
-    return confirmation.decided_by
+    if not confirmation.decided_by:
+        return None
+    return STAFF_DECIDER_LABEL if confirmation.approver == "staff" else CLIENT_DECIDER_LABEL

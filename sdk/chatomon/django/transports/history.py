@@ -169,9 +169,7 @@ def resume_of(history_path: str, turn_id: str | None) -> dict[str, Any] | None:
 
 
 def _decided(confirmation: PendingConfirmation, event: dict[str, Any]) -> dict[str, Any]:
-    decided_by = decider_label(confirmation)  # a staff member's name is not for the page
-    if confirmation.approver == "client" and decided_by:
-        decided_by = "you"  # only the owner decides a client confirmation
+    decided_by = decider_label(confirmation)  # no username or owner key reaches the page
     at = confirmation.decided_at
     if confirmation.status == "expired" and at is None:
         at = confirmation.expires_at

@@ -853,7 +853,7 @@ button:disabled{opacity:.55;cursor:not-allowed}
 
     resolved(event) {
       const card = this.cards.get(event.id);
-      const by = event.decided_by && !/^(user|session):/.test(event.decided_by) ? event.decided_by : event.decided_by ? "you" : "";
+      const by = event.decided_by || "";  // "you" or "a staff member": the server says it
       const decided = { status: event.status, decided_by: by, decided_at: new Date().toISOString() };
       if (card && card.event) this.confirmation({ ...card.event, ...decided });
       this.note("Decision: " + event.status + (by ? " by " + by : ""));
