@@ -65,8 +65,8 @@ async def test_a_client_decision_resumes_the_suspended_turn(
     ]
     assert events[0]["id"] == pending["id"] and events[0]["status"] == status
     assert events[0]["decided_by"] == "you"  # never the owner's key (a session key, for some)
-    stored = await store.get_confirmation(UUID(pending["id"]))
-    assert stored is not None and stored.decided_by == "user:7"  # kept for console and audit
+    decided = await store.get_confirmation(UUID(pending["id"]))
+    assert decided is not None and decided.decided_by == "user:7"  # kept for console and audit
     assert events[1]["result"]["status"] == ("executed" if confirmed else "rejected")
     assert all(e["turn_id"] == pending["turn_id"] for e in events)
     assert log == ([IRON] if confirmed else [])
