@@ -13,10 +13,11 @@ database (read through the demo's own ORM, not hard-coded):
 - "read" (Which projects use part P-1002?): the answer names every project the user can
   see that uses the part (by code or name), and no other project code;
 - "staff_approval" (Set the unit cost ...): the turn waits with a `confirm_mutation` of
-  updatePartCost for staff, with the part's id and the cost asked, and that staff
-  confirmation is pending in the database;
+  updatePartCost for staff, naming the part (by id or number) with the cost asked, and
+  that staff confirmation is pending in the database;
 - "client_confirmation" (Assign part ... to project ...): the user is asked to confirm
-  assignPartToProject with the part's and the project's ids and the confirmation is pending;
+  assignPartToProject naming the part and the project (by id, number or code) and the
+  confirmation is pending;
   or, when the data already holds the assignment, the mutate tool's result is "unchanged",
   nobody is asked, and the answer says "already".
 
@@ -144,6 +145,17 @@ def _ended(events: Sequence[Mapping[str, Any]]) -> str:
     return f"tools [{', '.join(calls)}], answer {answer[:80]!r}"
 
 
+def _names(value: Any, row_id: int, key: str) -> bool:
+    """Whether an input names the row: its id (or the id's digits) or its number or code.
+
+    The demo's mutations take a part by id or number and a project by id or code.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return False
+    text = str(value).strip()
+    return text == str(row_id) or text.casefold() == key.casefold()
+
+
 def _same_cost(value: Any, wanted: str) -> bool:
     try:
         return Decimal(str(value)) == Decimal(wanted)
@@ -187,7 +199,8 @@ def judge_staff_approval(
     data = asked.get("input") or {}
     if asked.get("mutation") != "updatePartCost" or asked.get("approver") != "staff":
         return Judged(False, f"asked {asked.get('approver')} for {asked.get('mutation')}")
-    if data.get("part_id") != facts.part_ids[part] or not _same_cost(data.get("unit_cost"), cost):
+    named = _names(data.get("part_id"), facts.part_ids[part], part)
+    if not named or not _same_cost(data.get("unit_cost"), cost):
         return Judged(
             False, f"wrong input {json.dumps(data)} (part {part} is #{facts.part_ids[part]})"
         )
@@ -225,7 +238,10 @@ def judge_client_confirmation(
     wanted = {"part_id": facts.part_ids[part], "project_id": facts.project_ids[code]}
     if asked.get("mutation") != "assignPartToProject" or asked.get("approver") != "client":
         return Judged(False, f"asked {asked.get('approver')} for {asked.get('mutation')}")
-    if {key: data.get(key) for key in wanted} != wanted:
+    named = _names(data.get("part_id"), wanted["part_id"], part) and _names(
+        data.get("project_id"), wanted["project_id"], code
+    )
+    if not named:
         return Judged(False, f"wrong input {json.dumps(data)} (expected {json.dumps(wanted)})")
     if pending.get(str(asked.get("id"))) != "client":
         return Judged(False, "no pending client confirmation in the database")

@@ -108,6 +108,13 @@ def test_the_read_names_every_project_using_the_part_and_no_other(
 def test_the_cost_change_waits_for_staff_with_the_right_input() -> None:
     right = asked("updatePartCost", "staff", part_id=1, unit_cost="14.5")
     assert judge(COST, right, FACTS, {"c-1": "staff"}).why == "waits for staff"
+    # The demo's mutations also take the part's number.
+    by_number = asked("updatePartCost", "staff", part_id="p-1001", unit_cost=14.5)
+    assert judge(COST, by_number, FACTS, {"c-1": "staff"}).passed
+    other = asked("updatePartCost", "staff", part_id="P-1002", unit_cost="14.50")
+    assert not judge(COST, other, FACTS, {"c-1": "staff"}).passed
+    cheaper = asked("updatePartCost", "staff", part_id=1, unit_cost="14.05")
+    assert not judge(COST, cheaper, FACTS, {"c-1": "staff"}).passed
     assert judge(COST, right, FACTS, {}).why == "no pending staff confirmation in the database"
     wrong = judge(COST, asked("updatePartCost", "staff", part_id=2, unit_cost="14.50"), FACTS, {})
     assert wrong.why.startswith('wrong input {"part_id": 2') and not wrong.passed
@@ -120,6 +127,10 @@ def test_the_assignment_asks_the_user_or_says_it_is_already_there() -> None:
     assert judge(ASSIGN, right, FACTS, {"c-1": "client"}).why == "asks the user"
     wrong = asked("assignPartToProject", "client", part_id=2, project_id=11)
     assert not judge(ASSIGN, wrong, FACTS, {"c-1": "client"}).passed
+    by_code = asked("assignPartToProject", "client", part_id="P-1002", project_id="prj-102")
+    assert judge(ASSIGN, by_code, FACTS, {"c-1": "client"}).passed
+    mixed = asked("assignPartToProject", "client", part_id="2", project_id="PRJ-101")
+    assert not judge(ASSIGN, mixed, FACTS, {"c-1": "client"}).passed
     there = SuggestedPrompt("Assign part P-1002 to project PRJ-101", "client_confirmation")
     unchanged = [
         {"type": "tool_result", "name": "mutate", "result": {"status": "unchanged"}},
