@@ -23,26 +23,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tests.benchmarks.reporting import percentile, print_table, run_child, write_results
+from tests.benchmarks.statements import StatementCounter
 
 TURNS = 200
 WARMUP = 20
-EXECUTED = [0]
-"""SQL statements executed so far, by any connection (see `count_statements`)."""
-
-
-def count_statements() -> None:
-    """Count every statement: the ORM runs in sync_to_async's worker thread, on its own
-    connection, so an execute wrapper is installed on each connection as it opens."""
-    from django.db.backends.signals import connection_created  # noqa: PLC0415
-
-    def count(execute: Any, sql: Any, params: Any, many: Any, context: Any) -> Any:
-        EXECUTED[0] += 1
-        return execute(sql, params, many, context)
-
-    def install(sender: Any, connection: Any, **kwargs: Any) -> None:
-        connection.execute_wrappers.append(count)
-
-    connection_created.connect(install, weak=False)
+STATEMENTS = StatementCounter()
+"""SQL statements executed in this process, by any connection (started in `setup_django`)."""
 
 
 def setup_django(database_url: str) -> None:
@@ -52,8 +38,8 @@ def setup_django(database_url: str) -> None:
     import django  # noqa: PLC0415 - configured here, per database
     from django.core.management import call_command  # noqa: PLC0415
 
+    STATEMENTS.start()  # before any connection opens: see StatementCounter.start
     django.setup()
-    count_statements()
     call_command("migrate", verbosity=0, run_syncdb=True)
 
 
@@ -138,7 +124,7 @@ async def measure(kind: str) -> dict[str, Any]:
     samples, cpu, statements = [], [], []
     for number in range(WARMUP + TURNS):
         provider.prompt_chars = 0
-        before = EXECUTED[0]
+        before = STATEMENTS.executed
         started, cpu_started = time.perf_counter(), time.process_time()
         events = [e async for e in service.run_turn(actor, "Which projects use aluminum parts?")]
         elapsed, cpu_elapsed = time.perf_counter() - started, time.process_time() - cpu_started
@@ -146,7 +132,7 @@ async def measure(kind: str) -> dict[str, Any]:
         if number >= WARMUP:
             samples.append(elapsed * 1000)
             cpu.append(cpu_elapsed * 1000)
-            statements.append(EXECUTED[0] - before)
+            statements.append(STATEMENTS.executed - before)
     median = statistics.median(samples)
     return {
         "turn": "plain answer" if kind == "plain" else "read, one query round",
