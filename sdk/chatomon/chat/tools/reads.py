@@ -16,9 +16,9 @@ from typing import Any
 
 from chatomon.chat.tools.context import ToolContext
 from chatomon.data.aggregate import parse_aggregate
-from chatomon.data.hints import example
+from chatomon.data.hints import example, shaped_field
 from chatomon.data.query import Condition, parse_query
-from chatomon.data.schema import SchemaIndex
+from chatomon.data.schema import ManagerSchema, SchemaIndex
 
 __all__ = ["aggregate", "query"]
 
@@ -43,7 +43,7 @@ def query(index: SchemaIndex, args: Mapping[str, Any], context: ToolContext) -> 
         "total_count": page.total_count,
         "has_more": spec.offset + len(page.rows) < page.total_count,
     }
-    hint = empty_text_hint(spec.conditions) if page.total_count == 0 else None
+    hint = empty_text_hint(spec.conditions, spec.schema) if page.total_count == 0 else None
     if hint is not None:
         result["hint"] = hint
     return result
@@ -66,7 +66,7 @@ def aggregate(index: SchemaIndex, args: Mapping[str, Any], context: ToolContext)
     empty = not page.groups or (
         not spec.group_by and page.groups[0].get("values", {}).get("count") == 0
     )
-    hint = empty_text_hint(spec.conditions) if empty else None
+    hint = empty_text_hint(spec.conditions, spec.schema) if empty else None
     if hint is not None:
         result["hint"] = hint
     return result
@@ -76,8 +76,14 @@ _NARROWING = ("exact", "iexact", "contains", "startswith", "in")
 """Text lookups that miss a value written differently (icontains is the forgiving one)."""
 
 
-def empty_text_hint(conditions: tuple[Condition, ...]) -> str | None:
-    """What to try when text filters matched nothing, or None when no text filter did."""
+def empty_text_hint(
+    conditions: tuple[Condition, ...], schema: ManagerSchema | None = None
+) -> str | None:
+    """What to try when text filters matched nothing, or None when no text filter did.
+
+    `schema` is the manager queried: a value with the form of another field's codes
+    ("P-1002" asked of a part's name, whose number reads "such as P-1001") points there.
+    """
     for condition in conditions:
         if condition.field.type != "string" or condition.on_relation:
             continue
@@ -89,6 +95,14 @@ def empty_text_hint(conditions: tuple[Condition, ...]) -> str | None:
             else condition.key
         )
         value = condition.value[0] if isinstance(condition.value, tuple) else condition.value
+        owner = condition.hops[-1].target if condition.hops else schema
+        shaped = shaped_field(owner, value) if owner is not None else None
+        if owner is not None and shaped is not None and shaped != condition.field.name:
+            key = base.removesuffix(condition.field.name) + shaped
+            return (
+                f"no row has {condition.key} = {value!r}; {value!r} has the form of "
+                f"{owner.name}.{shaped}: {example(key, value)}"
+            )
         shown = example(f"{base}__icontains", _word(value))
         return (
             f"no row has {condition.key} = {value!r}. If it may be written differently, "
