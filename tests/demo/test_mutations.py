@@ -62,6 +62,29 @@ out = {
     "private_by_other": execute_mutation(
         registry, "assignPartToProject", {"part_id": part.pk, "project_id": private.pk}, other
     ),
+    "by_number": execute_mutation(
+        registry, "updatePartCost", {"part_id": "p-1003", "unit_cost": "3.25"}, owner
+    ),
+    "by_number_cost": str(Part.objects.get(number="P-1003").unit_cost),
+    "assign_by_code": execute_mutation(
+        registry, "assignPartToProject", {"part_id": "P-1004", "project_id": public.code}, owner
+    ),
+    "assigned_by_code": public.parts.filter(number="P-1004").exists(),
+    "by_code_preview": preview(
+        "assignPartToProject", {"part_id": "P-1004", "project_id": public.code}, owner
+    ),
+    "digits": execute_mutation(
+        registry, "updatePartCost", {"part_id": str(part.pk), "unit_cost": "14.50"}, owner
+    )["status"],
+    "unknown_number": execute_mutation(
+        registry, "updatePartCost", {"part_id": "P-9999", "unit_cost": "1.00"}, owner
+    ),
+    "unknown_code": execute_mutation(
+        registry, "assignPartToProject", {"part_id": "P-1004", "project_id": "PRJ-999"}, owner
+    ),
+    "private_code_by_other": execute_mutation(
+        registry, "assignPartToProject", {"part_id": "P-1004", "project_id": private.code}, other
+    ),
     "highest": max(Part.objects.values_list("number", flat=True)),
     "create_preview": preview("createPart", {"name": "Gizmo", "material_id": 1}, owner),
     "create": execute_mutation(registry, "createPart", {"name": "Gizmo", "material_id": 1}, owner),
@@ -150,3 +173,24 @@ def test_previews_of_writes_that_change_nothing_say_why(outcome: dict[str, Any])
         outcome["same_cost"]
         == f"PartManager #{outcome['cost']['result']['id']} already has unit_cost 14.50"
     )
+
+
+def test_parts_and_projects_are_named_by_id_number_or_code(outcome: dict[str, Any]) -> None:
+    # A model asked about "part P-1003" sends the number as part_id: it names the part.
+    assert outcome["by_number"]["status"] == "executed"
+    assert outcome["by_number"]["result"]["number"] == "P-1003"
+    assert outcome["by_number_cost"] == "3.25"
+    assert outcome["assign_by_code"]["status"] == "executed"
+    assert outcome["assigned_by_code"] is True
+    assert outcome["by_code_preview"]["reason"] == (
+        f"part P-1004 is already assigned to project {outcome['public_code']}"
+    )
+    assert outcome["digits"] == "executed"
+    for key, message, field in [
+        ("unknown_number", "there is no part 'P-9999'", "part_id"),
+        ("unknown_code", "there is no project 'PRJ-999'", "project_id"),
+    ]:
+        error = outcome[key]
+        assert (error["code"], error["message"]) == ("invalid_input", message)
+        assert error["errors"] == [{"field": field, "message": "no such object"}]
+    assert outcome["private_code_by_other"]["code"] == "permission_denied"

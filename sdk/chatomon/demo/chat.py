@@ -97,10 +97,11 @@ def next_part_number() -> str:
     return f"P-{max(numbers, default=1000) + 1}"
 
 
-def _no_such(kind: str, pk: int, field: str) -> DataError:
-    """The input error of an id naming no row, pointing at the input field."""
+def _no_such(kind: str, pk: int | str, field: str) -> DataError:
+    """The input error of an id (or number, or code) naming no row, at the input field."""
+    named = f"with id {pk}" if isinstance(pk, int) or pk.strip().isdigit() else repr(pk)
     return DataError(
-        f"there is no {kind} with id {pk}",
+        f"there is no {kind} {named}",
         code="invalid_input",
         details={"errors": [{"field": field, "message": "no such object"}]},
     )
@@ -115,15 +116,28 @@ def _name_of(model: type[Material] | type[Supplier], pk: int | None, field: str)
     return name
 
 
-def _visible_project(actor: Any, project_id: int) -> Project:
-    project = ProjectManager().get_queryset(actor).filter(pk=project_id).first()
+def _by_reference(reference: int | str, natural_key: str) -> Q:
+    """The row an input names: by id (an integer, or digits) or by its natural key."""
+    if isinstance(reference, int) or reference.strip().isdigit():
+        return Q(pk=int(reference))
+    return Q(**{f"{natural_key}__iexact": reference.strip()})
+
+
+def _visible_project(actor: Any, project_id: int | str) -> Project:
+    visible = ProjectManager().get_queryset(actor)
+    project = visible.filter(_by_reference(project_id, "code")).first()
     if project is None:
+        if (
+            isinstance(project_id, str)
+            and not Project.objects.filter(_by_reference(project_id, "code")).exists()
+        ):
+            raise _no_such("project", project_id, "project_id")
         raise PermissionDeniedError("you cannot change that project")
     return project
 
 
-def _part(part_id: int) -> Part:
-    part = Part.objects.select_related("material").filter(pk=part_id).first()
+def _part(part_id: int | str) -> Part:
+    part = Part.objects.select_related("material").filter(_by_reference(part_id, "number")).first()
     if part is None:
         raise _no_such("part", part_id, "part_id")
     return part
