@@ -40,13 +40,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from chatomon.demo.prompts import SUGGESTED_PROMPTS, SuggestedPrompt
+from chatomon.demo.prompts import SUGGESTED_PROMPTS, Expectation, SuggestedPrompt
 from tests.benchmarks.reporting import print_table, write_results
 from tests.demo.process import DemoServer, manage
 
@@ -365,13 +365,29 @@ def run(
             "asking_s": round(asked_for_s, 1)}  # fmt: skip
 
 
-def summary(rows: Sequence[Mapping[str, Any]], runs: int) -> dict[str, str]:
+def summary(
+    rows: Sequence[Mapping[str, Any]], runs: int, prompts: Sequence[SuggestedPrompt]
+) -> dict[str, str]:
     """Passes per prompt: "4/5"."""
     return {
         prompt.text: f"{sum(1 for r in rows if r['prompt'] == prompt.text and r['passed'])}/{runs}"
-        for prompt in SUGGESTED_PROMPTS
+        for prompt in prompts
         if any(r["prompt"] == prompt.text for r in rows)
     }
+
+
+def asked_prompts(
+    given: Sequence[str], parser: argparse.ArgumentParser
+) -> tuple[SuggestedPrompt, ...]:
+    """The `--ask TEXT=EXPECTS` prompts (a usage error, exit 2, for a bad one)."""
+    kinds = ("read", "staff_approval", "client_confirmation")
+    prompts = []
+    for value in given:
+        text, _, expects = value.rpartition("=")
+        if not text.strip() or expects not in kinds:
+            parser.error(f"--ask {value!r}: give TEXT=EXPECTS, EXPECTS one of {', '.join(kinds)}")
+        prompts.append(SuggestedPrompt(text.strip(), cast("Expectation", expects)))
+    return tuple(prompts)
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -382,22 +398,30 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--model", help="the same, by model name (local:smollm2)")
     parser.add_argument("--data", type=Path, help="an existing demo data folder to serve")
     parser.add_argument("--output", type=Path, help="the JSON to write (default: results/)")
+    parser.add_argument(
+        "--ask",
+        action="append",
+        metavar="TEXT=EXPECTS",
+        help="ask this prompt instead of the page's (repeatable), judged as EXPECTS: "
+        "read, staff_approval or client_confirmation",
+    )
     options = parser.parse_args(argv)
     provider = options.model or options.provider
+    prompts = asked_prompts(options.ask, parser) if options.ask else SUGGESTED_PROMPTS
     load_at_start = [round(value, 2) for value in os.getloadavg()]
     print(f"demo prompts on {provider}, {options.runs} run(s) each; load {load_at_start}")
     if options.data is not None:
-        measured = run(options.data, provider, options.runs, SUGGESTED_PROMPTS)
+        measured = run(options.data, provider, options.runs, prompts)
     else:
         with tempfile.TemporaryDirectory(prefix="chatomon-demo-prompts-") as data:
-            measured = run(Path(data), provider, options.runs, SUGGESTED_PROMPTS)
+            measured = run(Path(data), provider, options.runs, prompts)
     rows = measured["rows"]
     print_table(
         f"the demo's suggested prompts on {provider}",
         [{**row, "passed": "pass" if row["passed"] else "FAIL"} for row in rows],
         ["prompt", "run", "passed", "seconds", "why"],
     )
-    passes = summary(rows, options.runs)
+    passes = summary(rows, options.runs, prompts)
     for text, score in passes.items():
         print(f"{score}  {text}")
     payload = {

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from chatomon.demo.prompts import SUGGESTED_PROMPTS, SuggestedPrompt
-from tests.benchmarks.local_demo_prompts import Facts, judge, main
+from tests.benchmarks.local_demo_prompts import Facts, asked_prompts, judge, main
 from tests.demo.process import manage
 
 RIGHT = "tests.demo.prompts_provider.PromptsProvider"
@@ -143,3 +143,15 @@ def test_the_assignment_asks_the_user_or_says_it_is_already_there() -> None:
         there, asked("assignPartToProject", "client", part_id=2, project_id=11), FACTS, {}
     )
     assert asking.why == "asked client although P-1002 is in PRJ-101"
+
+
+def test_ask_replaces_the_pages_prompts() -> None:
+    import argparse  # noqa: PLC0415 - only this test builds a parser
+
+    parser = argparse.ArgumentParser()
+    (prompt,) = asked_prompts(["Assign part P-1 to project PRJ-1 = x=client_confirmation"], parser)
+    assert prompt == SuggestedPrompt("Assign part P-1 to project PRJ-1 = x", "client_confirmation")
+    for bad in ["no kind", "=read", "Which projects?=write"]:
+        with pytest.raises(SystemExit) as exit_info:
+            asked_prompts([bad], parser)
+        assert exit_info.value.code == 2
