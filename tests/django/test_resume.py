@@ -34,7 +34,7 @@ from chatomon.django.transports.relay import (
     resume,
 )
 from chatomon.django.transports.sse import HEARTBEAT, feed_frames
-from tests.asgi_app.fixtures import configure, make_user, types
+from tests.asgi_app.fixtures import configure, make_user, sse_events, sse_until, types
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -239,3 +239,39 @@ async def test_a_resumed_turn_that_suspends_ends_with_its_confirmation(settings)
     assert types(replayed) == ["tool_call", "confirm_mutation"]
     assert replayed[-1]["approver"] == "client" and replayed[-1]["turn_id"] == turn.pk
     assert (await Turn.objects.aget()).status == "awaiting_confirmation"
+
+
+async def confirmed_over_sse(client: AsyncClient, waiting: dict[str, Any]) -> Any:
+    return await client.post(
+        "/chat/confirm/",
+        json.dumps({"confirmation_id": waiting["id"], "confirmed": True}),
+        content_type="application/json",
+        headers={"Accept": "text/event-stream"},
+    )
+
+
+async def test_an_sse_confirmation_answer_dropped_mid_turn_resumes_and_finishes_once(settings):
+    # Review finding 3: the confirmation's SSE answer had no ids and was cancelled on close.
+    configure(settings, provider_config={"delay_seconds": 0.3})
+    user = await make_user("alice")
+    client = AsyncClient()
+    await client.aforce_login(user)
+    create = 'mutate createPart {"name": "Bolt"}'
+    asked = await client.post(
+        "/chat/stream/", json.dumps({"text": create}), content_type="application/json"
+    )
+    waiting = (await sse_until(asked))[-1]
+    response = await confirmed_over_sse(client, waiting)
+    chunks = response.streaming_content
+    first = await anext(chunks)
+    while first == HEARTBEAT:
+        first = await anext(chunks)
+    await chunks.aclose()  # the connection dropped after the decision
+    last = parse_event_id(first.split(b"\n")[0].removeprefix(b"id: ").decode())
+    assert last is not None and last[0] == waiting["turn_id"]
+    assert sse_events(first)[0]["type"] == "confirmation_resolved"
+    assert last[1] > 1  # above the message stream's positions (1, 2)
+    rest = await drained(await resume(Owner.user(user.pk), *last))
+    assert types([e for _, e in rest]) == ["tool_result", "text_chunk", "done"]
+    assert [p for p, _ in rest] == [last[1] + 1, last[1] + 2, last[1] + 3]
+    assert (await Turn.objects.aget(pk=waiting["turn_id"])).status == "completed"

@@ -12,6 +12,10 @@ The winner's answer is `confirmation_resolved` followed by the resumed turn's ev
 mutation's tool_result, the reply, done; or another confirm_mutation). As the seed says, the
 answer is the JSON envelope; beyond the seed, a request whose `Accept` names
 `text/event-stream` gets the same events as an event stream (see `chatomon.django.transports.sse`).
+That stream runs in a `chatomon.django.transports.relay.TurnFeed` like `POST chat/stream/`'s:
+its frames carry `id:` lines (the turn's next stream: positions above every earlier one of
+the turn, `relay.new_stream`), and a client that goes away detaches it and resumes it with
+`GET chat/stream/resume/`.
 """
 
 from __future__ import annotations
@@ -25,11 +29,13 @@ from chatomon.django.settings import ChatSettings
 from chatomon.django.transports.admission import collect
 from chatomon.django.transports.expiry import through_expiry
 from chatomon.django.transports.http import ChatEndpoint, envelope, envelope_status
+from chatomon.django.transports.relay import new_stream, relays
 from chatomon.django.transports.requests import parse_confirm
 from chatomon.django.transports.sse import (
     HEARTBEAT_SECONDS,
-    event_stream_response,
+    feed_frames,
     refusal_response,
+    streaming_response,
 )
 
 __all__ = ["ChatConfirmView", "wants_event_stream"]
@@ -64,6 +70,7 @@ class ChatConfirmView(ChatEndpoint):
         events = admitted.resolve_confirmation()
         if wants_event_stream(request):
             waiting = through_expiry(events, admitted.service, admitted.owner)
-            return event_stream_response(waiting, self.heartbeat_seconds)
+            feed = relays().start(admitted.owner, waiting, stream=new_stream())
+            return streaming_response(feed_frames(feed, self.heartbeat_seconds))
         collected = await collect(events)
         return JsonResponse(envelope(collected), status=envelope_status(collected))

@@ -3,34 +3,54 @@
 """Streamed turns that outlive their connection, and their replay after a reload or a drop.
 
 A streamed turn (SSE, WebSocket) runs in a `TurnFeed`: a task of its own that numbers the
-turn's events 1, 2, 3, ... (the event's *position*) and keeps them in memory while its
-readers follow them, and for `READ_GRACE_SECONDS` after the end (a reload at the very end
+turn's events (the event's *position*) and keeps them in memory while its readers follow
+them, and for `READ_GRACE_SECONDS` after the end (a reload at the very end
 may have lost the last frames without the server noticing). When the reader goes away
 before the turn ends (a reload, a dropped connection) the feed is *detached*, not
 cancelled: the turn runs to its end in this process and is recorded normally. A detached
 feed that has not ended after `Relays.detached_turn_seconds` is cancelled (recorded
 aborted): the way a turn nobody waits on ends early.
 
+A turn can have several *streams*: the message's, then, after a confirmation, the answer
+of the decision (`POST chat/confirm/`, a WebSocket confirm) or of its expiry. Positions are
+unique within the turn across its streams and grow from one stream to the next: stream k's
+events are at `k * STREAM_STRIDE + 1, + 2, ...`, the message's stream being 0 (positions 1,
+2, 3, ...) and a later one numbered by `new_stream()` (tenths of a second since 2020,
+increasing in each process). A client that keeps the highest position it saw therefore
+never takes an older stream's event for a new one, and `after` names the stream too.
+
 Only a detached feed writes its events to the Django cache (public async API, any
 backend: the local-memory cache in one process, Redis across processes), so a turn whose
 client stays connected costs no cache write. Detaching writes the buffer at once, then the
 events that follow in small batches (what arrived while the last write was awaited):
 
-    chatomon:turnlog:<turn_id>:head  {"owner": [kind, key], "last": n, "finished": bool}
+    chatomon:turnlog:<turn_id>:head  {"owner": [kind, key], "stream": k, "last": n,
+                                      "finished": bool, "written_at": unix seconds}
     chatomon:turnlog:<turn_id>:<n>   the event at position n
 
 each with a TTL of `LOG_TTL_SECONDS`, longer than a detached turn may run. An event is
 written before the head that counts it, so a reader never looks for one not yet there.
+The head is the turn's latest stream's (a writer of an older stream stops when it finds a
+newer one there); while its turn runs the head is written again at least every
+`HEAD_REFRESH_SECONDS`, so a head older than `STALE_SECONDS` names a writer that died.
 
 `resume(owner, turn_id, after)` follows a turn from just after position `after`: from
 this process's feed when the turn runs (or just ran) here, else from the cache log,
 polling it; a turn that is running but has neither yet (its first event is still to come,
 or its connection's end has not been noticed) is waited for while its row says it runs.
-Another owner's turn, or one unknown, is None (the transports answer `turn_not_found`).
+A stream older than the one `after` names is never replayed, nor one of this process
+that a later stream of the turn replaced elsewhere (a finished feed while the turn's row
+says it runs, or one that suspended on a confirmation the row no longer waits on). The
+waits are bounded: no feed and no log for `STALE_SECONDS`, or a log whose head went stale,
+ends the replay (the client reads the history). Another owner's turn, or one unknown, is
+None (the transports answer `turn_not_found`).
 
 `relays()` is the registry of the running event loop, kept on the app config (strong
 references: detached turns are not garbage-collected); `Relays.aclose()` cancels and
-awaits every feed it holds (tests call it when they end).
+awaits every feed it holds (tests call it when they end). Django and Channels offer no
+public hook for an ASGI server's shutdown, so nothing calls it there: a process stopped
+mid-turn leaves that turn's row running (until `chat_cleanup` marks it) and a detached
+log that stops growing; readers of either give up after `STALE_SECONDS`.
 """
 
 from __future__ import annotations
@@ -38,6 +58,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import weakref
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -55,13 +76,18 @@ __all__ = [
     "POLL_SECONDS",
     "READ_GRACE_SECONDS",
     "REPLAY_GRACE_SECONDS",
+    "STALE_SECONDS",
+    "STREAM_STRIDE",
     "TURN_NOT_FOUND_MESSAGE",
     "Relays",
     "TurnFeed",
     "event_id",
+    "new_stream",
     "parse_event_id",
     "relays",
     "resume",
+    "stream_of",
+    "with_positions",
     "without_positions",
 ]
 
@@ -83,6 +109,31 @@ POLL_SECONDS = 0.25
 """How often a reader of another process's turn asks the cache for more."""
 TURN_CHECK_SECONDS = 2.0
 """How often a reader waiting for a turn's first logged event asks whether it still runs."""
+STALE_SECONDS = 30.0
+"""How long a reader waits with neither a feed nor a log moving before it gives up."""
+HEAD_REFRESH_SECONDS = 10.0
+"""How often a detached turn's log head is written again while its turn runs quiet."""
+STREAM_STRIDE = 1_000_000
+"""Positions per stream of a turn: stream k's events are at k * STREAM_STRIDE + 1, ..."""
+_EPOCH_2020 = 1_577_836_800.0
+_last_stream = 0
+
+
+def new_stream() -> int:
+    """A number for a turn's next stream (after a confirmation): above every earlier one.
+
+    Tenths of a second since 2020 (positions stay below 2**53: exact in JavaScript),
+    increasing within the process; two streams of one turn are a decision apart.
+    """
+    global _last_stream  # noqa: PLW0603 - one counter for the process
+    _last_stream = max(int((time.time() - _EPOCH_2020) * 10), _last_stream + 1)
+    return _last_stream
+
+
+def stream_of(position: int) -> int:
+    """The stream of a position (0: the message's own)."""
+    return position // STREAM_STRIDE
+
 
 Positioned = tuple[int, dict[str, Any]]
 """An event and its position in its turn's stream (1 for the first)."""
@@ -120,12 +171,15 @@ def _key(turn_id: str, part: str | int) -> str:
 class TurnFeed:
     """One streamed turn's events, numbered, in a task of its own (see the module docstring)."""
 
-    def __init__(self, owner: Owner, relays: Relays) -> None:
-        """A feed of `owner`'s turn, registered in `relays`; `start` runs it."""
+    def __init__(self, owner: Owner, relays: Relays, stream: int = 0) -> None:
+        """A feed of `owner`'s turn (its stream `stream`), registered in `relays`."""
         self.owner = owner
         self.relays = relays
+        self.stream = stream
+        self.base = stream * STREAM_STRIDE
+        """The position before the stream's first event."""
         self.events: list[dict[str, Any]] = []
-        """The events so far; the one at position n is `events[n - 1]`."""
+        """The events so far; the one at position `base + n` is `events[n - 1]`."""
         self.turn_id: str | None = None
         self.finished = False
         self.detached = False
@@ -174,23 +228,24 @@ class TurnFeed:
     async def follow(self, after: int = 0) -> AsyncIterator[Positioned]:
         """The events after position `after`, then each new one, until the turn ends.
 
-        A reader that stops before the end (its client went away) detaches the feed.
+        An `after` of an earlier stream follows this one from its start. A reader that
+        stops before the end (its client went away) detaches the feed.
         """
-        position = after
+        read = max(0, after - self.base)
         try:
             while True:
-                while position < len(self.events):
-                    position += 1
-                    yield position, self.events[position - 1]
+                while read < len(self.events):
+                    read += 1
+                    yield self.base + read, self.events[read - 1]
                 if self.finished:
                     return
                 await self.changed()
         finally:
-            self.left_at(position)
+            self.left_at(read)
 
-    def left_at(self, position: int) -> None:
-        """A reader stopped after `position`: detach the feed unless it read it to its end."""
-        if not self.finished or position < len(self.events):
+    def left_at(self, read: int) -> None:
+        """A reader stopped after `read` events: detach the feed unless it read them all."""
+        if not self.finished or read < len(self.events):
             self.detach()
 
     def detach(self) -> None:
@@ -215,18 +270,30 @@ class TurnFeed:
                 return  # ended before the turn opened: nothing to resume
             cache = caches["default"]
             owner = [self.owner.kind, self.owner.key]
+            base = self.base
             while True:
                 count, finished = len(self.events), self.finished
-                batch = {_key(self.turn_id, n + 1): self.events[n] for n in range(written, count)}
+                batch = {
+                    _key(self.turn_id, base + n + 1): self.events[n] for n in range(written, count)
+                }
                 if batch:
                     await cache.aset_many(batch, LOG_TTL_SECONDS)
-                head = {"owner": owner, "last": count, "finished": finished}
+                current = await cache.aget(_key(self.turn_id, "head"))
+                if isinstance(current, Mapping) and int(current.get("stream", 0)) > self.stream:
+                    return  # a later stream of the turn writes the head now
+                head = {
+                    "owner": owner,
+                    "stream": self.stream,
+                    "last": base + count,
+                    "finished": finished,
+                    "written_at": time.time(),
+                }
                 await cache.aset(_key(self.turn_id, "head"), head, LOG_TTL_SECONDS)
                 written = count
                 if finished:
                     return
                 if written == len(self.events) and not self.finished:
-                    await self.changed()
+                    await self.changed(HEAD_REFRESH_SECONDS)  # quiet: the head is refreshed
         except Exception as error:  # noqa: BLE001 - replay from other processes is a comfort
             logger.warning("a detached chat turn's log could not be written: %s", error)
 
@@ -245,9 +312,15 @@ class Relays:
         """Every feed not ended yet (strong references: the tasks run on unobserved)."""
         self.timers: dict[TurnFeed, asyncio.TimerHandle] = {}
 
-    def start(self, owner: Owner, source: AsyncIterator[dict[str, Any]]) -> TurnFeed:
-        """Run `source` (a turn's events) in a new feed of `owner`'s."""
-        feed = TurnFeed(owner, self)
+    def start(
+        self, owner: Owner, source: AsyncIterator[dict[str, Any]], stream: int = 0
+    ) -> TurnFeed:
+        """Run `source` (a turn's events) in a new feed of `owner`'s.
+
+        `stream`: 0 for a message's turn, `new_stream()` for a turn continued after its
+        confirmation (see the module docstring).
+        """
+        feed = TurnFeed(owner, self, stream)
         self.running.add(feed)
         feed.start(source)
         return feed
@@ -323,24 +396,61 @@ async def without_positions(events: AsyncIterator[Positioned]) -> AsyncIterator[
             yield event
 
 
+async def with_positions(events: AsyncIterator[Positioned]) -> AsyncIterator[dict[str, Any]]:
+    """Positioned events as events with a `position` field (a WebSocket's own stream).
+
+    An event without a turn id (a refusal before the turn opened) has none. The event is
+    copied: the feed's own is shared by its readers.
+    """
+    async with contextlib.aclosing(events) as stream:  # type: ignore[type-var]
+        async for position, event in stream:
+            yield {**event, "position": position} if "turn_id" in event else event
+
+
 def _owns(head: Mapping[str, Any], owner: Owner) -> bool:
     return list(head.get("owner") or ()) == [owner.kind, owner.key]
 
 
 def _runs(owner: Owner, turn_id: str) -> bool:
     """Whether `turn_id` is a running turn of `owner`'s conversations (sync)."""
+    return _status(owner, turn_id) == "running"
+
+
+def _status(owner: Owner, turn_id: str) -> str | None:
+    """The status of `owner`'s turn `turn_id`, None when there is none (sync)."""
     from chatomon.django.models import Turn
 
-    return Turn.objects.filter(
+    found = Turn.objects.filter(
         pk=turn_id,
-        status="running",
         conversation__owner_kind=owner.kind,
         conversation__owner_key=owner.key,
-    ).exists()
+    ).values_list("status", flat=True)
+    return next(iter(found), None)
+
+
+async def _current(feed: TurnFeed, owner: Owner, turn_id: str) -> bool:
+    """Whether this process's feed is the turn's latest stream (a read only once it ended).
+
+    A feed still running is. One that ended is not when the turn's row says it runs (a
+    later stream runs elsewhere), nor when it suspended on a confirmation the turn no
+    longer waits on (a later stream answered the decision elsewhere).
+    """
+    from chatomon.django.transports.pending import read
+
+    if not feed.finished:
+        return True
+    status = await read(_status, owner, turn_id)
+    if status == "running":
+        return False
+    suspended = bool(feed.events) and feed.events[-1].get("type") == "confirm_mutation"
+    return not suspended or status in (None, "awaiting_confirmation")
 
 
 async def resume(owner: Owner, turn_id: str, after: int = 0) -> AsyncIterator[Positioned] | None:
     """`owner`'s turn from just after position `after`, or None (unknown, another owner's).
+
+    Never a stream older than `after`'s, nor one a later stream of the turn replaced
+    (module docstring).
 
     Raises:
         StoreUnavailableError: The turn had to be looked up and the database is away.
@@ -348,25 +458,47 @@ async def resume(owner: Owner, turn_id: str, after: int = 0) -> AsyncIterator[Po
     from chatomon.django.transports.pending import read
 
     registry = relays()
+    floor = stream_of(after)
     feed = registry.get(turn_id)
     if feed is not None:
-        return feed.follow(after) if feed.owner == owner else None
+        if feed.owner != owner:
+            return None
+        if feed.stream >= floor and await _current(feed, owner, turn_id):
+            return feed.follow(after)
+        floor = max(floor, feed.stream + 1)
     head = await caches["default"].aget(_key(turn_id, "head"))
     if isinstance(head, Mapping):
-        return _from_log(turn_id, after) if _owns(head, owner) else None
+        if not _owns(head, owner):
+            return None
+        if int(head.get("stream", 0)) >= floor:
+            return _from_log(turn_id, after)
     if not await read(_runs, owner, turn_id):
         return None
-    return _awaited(registry, owner, turn_id, after)
+    return _awaited(registry, owner, turn_id, after, floor)
+
+
+def _stale(head: Mapping[str, Any]) -> bool:
+    """Whether an unfinished log's writer stopped writing (its process died)."""
+    written_at = head.get("written_at")
+    return isinstance(written_at, int | float) and time.time() - written_at > STALE_SECONDS
 
 
 async def _from_log(turn_id: str, after: int) -> AsyncIterator[Positioned]:
-    """The cache log's events after `after`, polled until its turn ended (or the log did)."""
+    """The cache log's events after `after`, polled until its turn ended (or the log did).
+
+    A later stream of the turn found in the log is followed from its start; a log whose
+    writer stopped (`_stale`) ends the replay.
+    """
     cache = caches["default"]
     position = after
     while True:
         head = await cache.aget(_key(turn_id, "head"))
         if not isinstance(head, Mapping):
             return  # expired: the history has what was stored
+        stream = int(head.get("stream", 0))
+        if stream < stream_of(position):
+            return  # the log's stream is older than what was read: the history has it
+        position = max(position, stream * STREAM_STRIDE)
         last = int(head.get("last", 0))
         if last > position:
             keys = [_key(turn_id, n) for n in range(position + 1, last + 1)]
@@ -376,27 +508,36 @@ async def _from_log(turn_id: str, after: int) -> AsyncIterator[Positioned]:
                     return  # evicted: the history has what was stored
                 position = n
                 yield n, found[key]
-        if head.get("finished"):
+        if head.get("finished") or _stale(head):
             return
         await asyncio.sleep(POLL_SECONDS)
 
 
 async def _awaited(
-    registry: Relays, owner: Owner, turn_id: str, after: int
+    registry: Relays, owner: Owner, turn_id: str, after: int, floor: int
 ) -> AsyncIterator[Positioned]:
-    """A running turn with no feed or log yet: wait for either while its row says it runs."""
+    """A running turn with no usable feed or log yet (of stream `floor` or later): wait.
+
+    For as long as its row says it runs, at most `STALE_SECONDS` (a turn orphaned by a
+    process that died has a running row and nothing else).
+    """
     from chatomon.django.transports.pending import read
 
     cache = caches["default"]
     loop = asyncio.get_running_loop()
-    checked = loop.time()
+    began = checked = loop.time()
     source: AsyncIterator[Positioned] | None = None
     while source is None:
         feed = registry.get(turn_id)
-        if feed is not None and feed.owner == owner:
+        head = await cache.aget(_key(turn_id, "head"))
+        if feed is not None and feed.owner == owner and feed.stream >= floor:
             source = feed.follow(after)
-        elif isinstance(await cache.aget(_key(turn_id, "head")), Mapping):
-            source = _from_log(turn_id, after)
+        elif isinstance(head, Mapping) and int(head.get("stream", 0)) >= floor:
+            source = _from_log(turn_id, after) if _owns(head, owner) else None
+            if source is None:
+                return
+        elif loop.time() - began >= STALE_SECONDS:
+            return  # nothing came: the history has what was stored
         elif loop.time() - checked >= TURN_CHECK_SECONDS:
             checked = loop.time()
             if not await read(_runs, owner, turn_id):

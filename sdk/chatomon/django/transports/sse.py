@@ -13,7 +13,9 @@ decided elsewhere (it then ends) or expires (its resumed turn follows; see
 The turn runs in a task of its own (a `chatomon.django.transports.relay.TurnFeed`): the
 turn's code always runs in one task (its timeouts and context stay intact). Each event
 frame of a turn carries the standard SSE `id:` line, `id: <turn_id>:<position>` (1 for the
-turn's first event), before its `data:` line. A client that goes away does not end the
+turn's first event; a stream that continues the turn after its confirmation, `POST
+chat/confirm/`, numbers on above every earlier position: see `transports.relay`), before
+its `data:` line. A client that goes away does not end the
 turn: it is detached, runs to its end and is recorded normally, and can be followed again:
 
 `GET chat/stream/resume/?turn_id=<id>` with the standard `Last-Event-ID: <turn_id>:<n>`
@@ -133,7 +135,9 @@ async def feed_frames(
                 event = feed.events[position]
                 position += 1
                 turn_id = event.get("turn_id")
-                ident = event_id(turn_id, position) if isinstance(turn_id, str) else None
+                ident = None
+                if isinstance(turn_id, str):
+                    ident = event_id(turn_id, feed.base + position)
                 yield frame(event, ident)
             if feed.finished:
                 return
