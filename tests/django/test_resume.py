@@ -26,6 +26,7 @@ from chatomon.django.models import Turn
 from chatomon.django.service import chat_service
 from chatomon.django.transports.history import resume_of
 from chatomon.django.transports.relay import (
+    STREAM_STRIDE,
     Positioned,
     TurnFeed,
     event_id,
@@ -170,14 +171,17 @@ def test_event_ids_name_the_turn_and_the_position():
     }
 
 
-async def open_socket(username: str) -> WebsocketCommunicator:
+async def open_socket(
+    username: str, path: str = "/chat/", client: AsyncClient | None = None
+) -> WebsocketCommunicator:
     from chatomon.django.routing import chat_websocket_application  # noqa: PLC0415
 
-    client = AsyncClient()
-    await client.aforce_login(await make_user(username))
+    if client is None:
+        client = AsyncClient()
+        await client.aforce_login(await make_user(username))
     cookie = f"sessionid={client.cookies['sessionid'].value}".encode()
     headers = [(b"origin", b"http://testserver"), (b"cookie", cookie)]
-    socket = WebsocketCommunicator(chat_websocket_application(), "/chat/", headers=headers)
+    socket = WebsocketCommunicator(chat_websocket_application(), path, headers=headers)
     assert (await socket.connect())[0]
     return socket
 
@@ -275,3 +279,82 @@ async def test_an_sse_confirmation_answer_dropped_mid_turn_resumes_and_finishes_
     assert types([e for _, e in rest]) == ["tool_result", "text_chunk", "done"]
     assert [p for p, _ in rest] == [last[1] + 1, last[1] + 2, last[1] + 3]
     assert (await Turn.objects.aget(pk=waiting["turn_id"])).status == "completed"
+
+
+async def test_a_stream_replaced_by_a_later_one_elsewhere_is_not_replayed(settings):
+    # Review finding 2: this process still holds the message stream's finished feed (its
+    # confirm_mutation) while the confirmation's answer runs detached in another process.
+    configure(settings, provider_config={"delay_seconds": 0.3})
+    user = await make_user("alice")
+    owner = Owner.user(user.pk)
+    client = AsyncClient()
+    await client.aforce_login(user)
+    create = 'mutate createPart {"name": "Bolt"}'
+    message = relays().start(owner, chat_service().run_turn(user, create, owner=owner))
+    asked = [event for _, event in await drained(message.follow())]
+    assert types(asked) == ["tool_call", "confirm_mutation"]
+    response = await confirmed_over_sse(client, asked[-1])
+    chunks = response.streaming_content
+    while await anext(chunks) == HEARTBEAT:
+        pass
+    await chunks.aclose()  # dropped: the answer runs on detached, in its cache log
+    answer = relays().get(asked[-1]["turn_id"])
+    assert answer is not None and answer is not message
+    answer.detach()  # as the server does when it notices the client went away
+    await asyncio.sleep(0.1)  # its log is written
+    relays().by_turn[message.turn_id or ""] = message  # as the process that ran the message
+    replayed = await drained(await resume(owner, asked[-1]["turn_id"], 0))
+    kinds = types([event for _, event in replayed])
+    assert kinds == ["confirmation_resolved", "tool_result", "text_chunk", "done"]
+    assert replayed[0][0] > STREAM_STRIDE  # above every position of the message's stream
+    again = await drained(await resume(owner, asked[-1]["turn_id"], replayed[0][0]))
+    assert types([event for _, event in again]) == kinds[1:]
+
+
+async def socket_waiting_for_confirmation(client: AsyncClient) -> tuple[Any, dict[str, Any]]:
+    socket = await open_socket("alice", client=client)
+    create = 'mutate createPart {"name": "Bolt"}'
+    await socket.send_to(text_data=json.dumps({"type": "message", "text": create}))
+    return socket, (await until_terminal(socket))[-1]
+
+
+async def test_a_socket_resuming_a_confirmations_answer_gets_it_once(settings):
+    # Review finding 1: the answer is also published to the conversation's group, which the
+    # resuming socket joined (?conversation_id=): its copies arrived as well.
+    configure(settings, provider_config={"delay_seconds": 0.3})
+    client = AsyncClient()
+    await client.aforce_login(await make_user("alice"))
+    first, waiting = await socket_waiting_for_confirmation(client)
+    assert waiting["type"] == "confirm_mutation" and waiting["position"] == 2
+    decision = {"type": "confirm", "confirmation_id": waiting["id"], "confirmed": True}
+    await first.send_to(text_data=json.dumps(decision))
+    resolved = json.loads(await first.receive_from(5))
+    assert resolved["type"] == "confirmation_resolved" and resolved["position"] > STREAM_STRIDE
+    await first.disconnect()
+    path = f"/chat/?conversation_id={waiting['conversation_id']}"
+    later = await open_socket("alice", path, client)
+    resuming = {"type": "resume", "turn_id": waiting["turn_id"], "after": resolved["position"]}
+    await later.send_to(text_data=json.dumps(resuming))
+    rest = await until_terminal(later)
+    assert types(rest) == ["tool_result", "text_chunk", "done"]
+    positions = [event["position"] for event in rest]
+    assert positions == [resolved["position"] + n for n in (1, 2, 3)]
+    assert await later.receive_nothing(0.5)  # no group copy follows
+    await later.disconnect()
+
+
+async def test_a_logout_aborts_the_turn_a_socket_resumed():
+    # Review finding 5: the resumed turn was not the socket's feed, so nothing cancelled it.
+    client = AsyncClient()
+    await client.aforce_login(await make_user("alice"))
+    first = await open_socket("alice", client=client)
+    await first.send_to(text_data=json.dumps({"type": "message", "text": "drip 30 tick"}))
+    seen = json.loads(await first.receive_from(5))
+    await first.disconnect()
+    later = await open_socket("alice", client=client)
+    resuming = {"type": "resume", "turn_id": seen["turn_id"], "after": seen["position"]}
+    await later.send_to(text_data=json.dumps(resuming))
+    assert json.loads(await later.receive_from(5))["position"] == 2
+    await client.post("/test/logout/")
+    assert await later.receive_output(5) == {"type": "websocket.close", "code": 4401}
+    assert (await Turn.objects.aget(pk=seen["turn_id"])).status == "aborted"

@@ -429,20 +429,21 @@ def _status(owner: Owner, turn_id: str) -> str | None:
 
 
 async def _current(feed: TurnFeed, owner: Owner, turn_id: str) -> bool:
-    """Whether this process's feed is the turn's latest stream (a read only once it ended).
+    """Whether this process's feed is the turn's latest stream.
 
-    A feed still running is. One that ended is not when the turn's row says it runs (a
-    later stream runs elsewhere), nor when it suspended on a confirmation the turn no
-    longer waits on (a later stream answered the decision elsewhere).
+    A feed still producing is (no read). One that ended, or that waits on its client's
+    confirmation (an SSE stream open past its `confirm_mutation`), is not when the turn's
+    row says it runs (a later stream runs elsewhere), nor when it suspended on a
+    confirmation the turn no longer waits on (a later stream answered it elsewhere).
     """
     from chatomon.django.transports.pending import read
 
-    if not feed.finished:
+    suspended = bool(feed.events) and feed.events[-1].get("type") == "confirm_mutation"
+    if not feed.finished and not suspended:
         return True
     status = await read(_status, owner, turn_id)
     if status == "running":
         return False
-    suspended = bool(feed.events) and feed.events[-1].get("type") == "confirm_mutation"
     return not suspended or status in (None, "awaiting_confirmation")
 
 

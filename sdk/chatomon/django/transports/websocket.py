@@ -23,20 +23,24 @@ against the rate limit. A frame whose handling fails gets a `chat_error` (with `
 
 One turn runs at a time, in a task of its own (a `transports.relay.TurnFeed`). A
 disconnect does not end it: the turn is detached, runs to its end and is recorded
-normally, and any socket of its owner can follow it again with `resume`. Positions: the
-events a socket receives of one stream (a message's turn, a confirm's resumed turn, an
-expiry) are at positions 1, 2, 3, ... in order; `{"type": "resume", "turn_id", "after":
-n}` answers that stream's events after position n (the ones the client missed, each once:
-`after` is how many it received), then the live ones until the terminal event. The turn
-is the latest stream of that turn id; while it runs here or in another process (through
-the cache log), or for a while after it ended. Another owner's turn, or one unknown or
+normally, and any socket of its owner can follow it again with `resume`. Positions: each
+event of the socket's own stream (a message's turn, a confirm's resumed turn, an expiry, a
+resume) that names its turn carries `"position": n`, unique within the turn across its
+streams and growing (the message's stream 1, 2, 3, ...; a stream continuing the turn after
+its confirmation numbers on above them: `transports.relay`). Events of other turns that
+reach the socket through a group carry none. `{"type": "resume", "turn_id", "after": n}`
+answers the turn's events after position n (the last position the client received, 0 for
+none; each missed event once), then the live ones until the terminal event: the turn's
+latest stream, never an older one than n's; while it runs here or in another process
+(through the cache log), or for a while after it ended. Another owner's turn, or one unknown or
 long finished, gives `turn_not_found` (`GET chat/history/` has what was stored); a
 malformed resume `bad_event`; a resume while a turn streams on the socket
 `turn_in_progress`. The socket joins the channel-layer group of every conversation its
 events name, so a turn resumed elsewhere (a staff approval, another process, an expiry)
-reaches it; events of a turn this socket resumes itself arrive once, from its own stream.
-A socket of an authenticated user also joins the user's group: a logout closes it with
-4401, its turn cancelled and recorded aborted (`transports.logout`).
+reaches it; events of a turn this socket resumes itself (a confirm, an expiry, a `resume`)
+arrive once, from its own stream. A socket of an authenticated user also joins the user's
+group: a logout closes it with 4401, its turn (or the turn it resumed, when it runs in
+this process) cancelled and recorded aborted (`transports.logout`).
 
 The channel layer failing (Redis down) does not end the socket: its own turns go on, and
 what needs the layer is skipped until it answers again, logged once per outage
@@ -84,9 +88,10 @@ from chatomon.django.transports.logout import CLOSE_LOGGED_OUT
 from chatomon.django.transports.relay import (
     TURN_NOT_FOUND_MESSAGE,
     TurnFeed,
+    new_stream,
     relays,
     resume,
-    without_positions,
+    with_positions,
 )
 from chatomon.django.transports.requests import (
     BadRequest,
@@ -278,10 +283,16 @@ class ChatConsumer(AsyncWebsocketConsumer):
         events = self._fed(self._admitted(message).run_turn())
         self.task = asyncio.ensure_future(self._stream(events))
 
-    def _fed(self, events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
-        """Run a turn's events in a feed of this process (it outlives the socket)."""
-        self.feed = relays().start(self.owner, events)
-        return without_positions(self.feed.follow())
+    def _fed(
+        self, events: AsyncIterator[dict[str, Any]], stream: int = 0
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Run a turn's events in a feed of this process (it outlives the socket).
+
+        `stream`: 0 for a message's turn, `new_stream()` for one continued after its
+        confirmation (its positions above the message stream's).
+        """
+        self.feed = relays().start(self.owner, events, stream)
+        return with_positions(self.feed.follow())
 
     async def _on_resume(self, payload: Mapping[str, Any]) -> None:
         turn_id, after = payload.get("turn_id"), payload.get("after", 0)
@@ -298,7 +309,13 @@ class ChatConsumer(AsyncWebsocketConsumer):
             event = error_event("turn_not_found", TURN_NOT_FOUND_MESSAGE, turn_id=turn_id)
             await self.send_event(event)
             return
-        self.task = asyncio.ensure_future(self._stream(without_positions(source)))
+        # The turn runs in this process: a logout cancels it as it would the socket's own.
+        local = relays().get(turn_id)
+        self.feed = local if local is not None and not local.finished else None
+        # A confirmation's answer is also published to the conversation's group: its
+        # copies are dropped, this socket's own stream has them.
+        self.state.suppress(turn_id)
+        self.task = asyncio.ensure_future(self._stream(with_positions(source), turn_id, own=True))
 
     async def _on_confirm(self, payload: Any) -> None:
         decision = parse_confirm(payload)
@@ -315,7 +332,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         self.state.forget(decision.confirmation_id)  # decided here: no longer open, won or not
         if resumed is not None:
             self.state.suppress(resumed)  # its events come from our own stream, not the group
-        events = self._fed(self._admitted(decision).resolve_confirmation())
+        events = self._fed(self._admitted(decision).resolve_confirmation(), new_stream())
         self.task = asyncio.ensure_future(self._stream(events, resumed))
 
     def _admitted(self, request: MessageRequest | ConfirmRequest) -> Admitted:
@@ -343,9 +360,13 @@ class ChatConsumer(AsyncWebsocketConsumer):
         found = await self.service.store.get_confirmation(key, owner=self.owner)
         return found.turn_id if found is not None else None
 
-    async def _stream(self, events: Any, resumed: str | None = None) -> None:
-        """Send a turn's events; a resumed turn's group copies stay dropped (SocketState)."""
-        won = False
+    async def _stream(self, events: Any, resumed: str | None = None, *, own: bool = False) -> None:
+        """Send a turn's events; a resumed turn's group copies stay dropped (SocketState).
+
+        `own`: the stream is the turn's, whoever claimed it (a `resume`): its group copies
+        are never the client's to see.
+        """
+        won = own
         last: dict[str, Any] | None = None
         try:
             async with contextlib.aclosing(events) as stream:
@@ -382,7 +403,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         self.state.forget(pending["id"])
         self.state.suppress(turn)  # its events come from our own stream, not the group
         self.watched = self.expiry = None
-        events = self._fed(self.service.expire_confirmation(pending["id"]))
+        events = self._fed(self.service.expire_confirmation(pending["id"]), new_stream())
         self.task = asyncio.ensure_future(self._stream(events, turn))
 
     def _expiring(self) -> dict[str, Any] | None:
