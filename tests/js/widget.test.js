@@ -278,3 +278,35 @@ test("resume: a replay overlapping what was seen shows each event once", () => {
   assert.deepEqual(shown, ["t:1", "t:2", "t:3", "t:4", "u:1"]);
   assert.deepEqual(seen, { turn: "u", seq: 1 });
 });
+
+test("resume: positions come from the server and only the followed turn's move them", () => {
+  // Review finding 6: another turn's events reaching the socket through the conversation's
+  // group (a staff approval) were counted as positions of the turn being followed.
+  const { chat, sockets } = sandboxedElement();
+  const handled = [];
+  chat.handle = (event) => handled.push(event.type + ":" + event.turn_id);
+  chat.connect(0);
+  const sent = [];
+  const emit = (socket, event) => socket.emit("message", { data: JSON.stringify(event) });
+  chat.begin();
+  emit(sockets[0], { type: "text_chunk", turn_id: "T", position: 1, content: "a" });
+  emit(sockets[0], { type: "confirmation_resolved", turn_id: "U", id: "c", status: "approved" });
+  emit(sockets[0], { type: "text_chunk", turn_id: "U", content: "u" });
+  emit(sockets[0], { type: "done", turn_id: "U" });
+  assert.equal(chat.running, "T");
+  assert.equal(chat.streaming, true, "another turn's done does not end this stream");
+  assert.equal(chat.send.disabled, true, "still busy with T");
+  emit(sockets[0], { type: "text_chunk", turn_id: "T", position: 2, content: "b" });
+  assert.deepEqual({ ...chat.seen }, { turn: "T", seq: 2 });
+  // The socket drops; the next one resumes T after the last position the server gave.
+  sockets[0].emit("close", { code: 1006 });
+  chat.connect(1);
+  Object.assign(sockets[1], { readyState: 1, send: (data) => sent.push(JSON.parse(data)) });
+  sockets[1].emit("open");
+  assert.deepEqual(sent, [{ type: "resume", turn_id: "T", after: 2 }]);
+  emit(sockets[1], { type: "text_chunk", turn_id: "T", position: 2, content: "b" });  // overlap
+  emit(sockets[1], { type: "done", turn_id: "T", position: 3 });
+  assert.deepEqual(handled, ["text_chunk:T", "confirmation_resolved:U", "text_chunk:U", "done:U", "text_chunk:T", "done:T"]);
+  assert.equal(chat.running, null);
+  assert.equal(chat.streaming, false);
+});

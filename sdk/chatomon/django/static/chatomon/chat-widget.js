@@ -546,7 +546,8 @@ button:disabled{opacity:.55;cursor:not-allowed}
     }
 
     // Follow a running turn from the last position seen (SSE: the resume route; WebSocket:
-    // a resume message, sent when the socket opens if it is not open yet).
+    // a resume message, sent when the socket opens if it is not open yet). Positions are
+    // the server's: a later stream of the turn (after a confirmation) numbers above it.
     resume(turn) {
       if ((this.resumes = (this.resumes || 0) + 1) > 6) return this.fail({ code: "lost", message: "The connection was lost. Try again." });
       if (this.seen.turn !== turn) this.seen = { turn: turn, seq: 0 };
@@ -572,26 +573,30 @@ button:disabled{opacity:.55;cursor:not-allowed}
       this.resumes = 0;
     }
 
-    // One received event: its position checked (an SSE id, else counted: WebSocket), then shown.
+    // One received event: its position checked, then shown. Positions come from the server
+    // (an SSE id; a WebSocket event's `position`), only on events of this page's own stream:
+    // another turn's events reaching the socket through its conversation's group (a staff
+    // approval) carry none, and neither move the position nor end the stream followed.
     take(event, id) {
       if (event.code === "turn_not_found") {
         this.running = null;  // it ended while away: the history has it
         this.streaming = false;
         return this.restore();
       }
-      const at = eventPosition(id);
+      const at = eventPosition(id) || (event.turn_id && Number.isInteger(event.position) ? { turn: event.turn_id, seq: event.position } : null);
       const terminal = ["done", "error", "confirm_mutation"].includes(event.type);
-      if (event.turn_id && this.streaming && (at || this.transport === "websocket")) {
-        const seq = at ? at.seq : (this.seen.turn === event.turn_id ? this.seen.seq : 0) + 1;
-        if (!advance(this.seen, event.turn_id, seq)) return;
-        this.running = terminal ? null : event.turn_id;
+      const own = Boolean(at) || !event.turn_id;
+      if (at && this.streaming) {
+        if (!advance(this.seen, at.turn, at.seq)) return;
+        this.running = terminal ? null : at.turn;
       }
-      const resumed = terminal && this.streaming && this.resumes > 0;
-      if (terminal && this.streaming) {
+      const resumed = own && terminal && this.streaming && this.resumes > 0;
+      if (own && terminal && this.streaming) {
         this.streaming = false;
         this.resumes = 0;
       }
       this.handle(event);
+      if (!own && this.streaming) this.busy(true);  // another turn ended: this one still runs
       // A resumed turn is stored now: redrawn from the history, with its question.
       if (resumed && event.type === "done") this.restore();
     }
