@@ -18,6 +18,7 @@ from uuid import uuid4
 
 import pytest
 from channels.testing.websocket import WebsocketCommunicator
+from django.core.cache import caches
 from django.test import AsyncClient
 
 from chatomon.chat.pipeline.wire import TERMINAL_TYPES
@@ -358,3 +359,22 @@ async def test_a_logout_aborts_the_turn_a_socket_resumed():
     await client.post("/test/logout/")
     assert await later.receive_output(5) == {"type": "websocket.close", "code": 4401}
     assert (await Turn.objects.aget(pk=seen["turn_id"])).status == "aborted"
+
+
+async def test_a_turn_orphaned_by_a_dead_process_is_waited_for_a_bounded_time(monkeypatch):
+    # Review finding 4: a running row with no feed and no log (its process died), or a log
+    # whose writer stopped, kept a resume waiting until the cleanup or the log's expiry.
+    from chatomon.django.transports import relay  # noqa: PLC0415
+
+    monkeypatch.setattr(relay, "STALE_SECONDS", 0.6)
+    feed = relays().start(READER, chat_service().run_turn(None, "slow 30 hi", owner=READER))
+    await until_running()
+    turn = await Turn.objects.aget()
+    assert feed.turn_id is None  # no event yet: as another process's turn, nothing to read
+    replayed = await asyncio.wait_for(drained(await resume(READER, turn.pk, 0)), 5)
+    assert replayed == []  # given up: the client reads the history
+    head = {"owner": [READER.kind, READER.key], "stream": 0, "last": 0, "finished": False}
+    await caches["default"].aset(f"chatomon:turnlog:{turn.pk}:head", {**head, "written_at": 0})
+    stale = await asyncio.wait_for(drained(await resume(READER, turn.pk, 0)), 5)
+    assert stale == []  # the log's writer stopped long ago
+    feed.cancel()
