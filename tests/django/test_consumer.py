@@ -12,6 +12,7 @@ from channels.layers import InMemoryChannelLayer
 from channels.testing.websocket import WebsocketCommunicator
 from django.test import AsyncClient
 
+from chatomon.chat.pipeline.wire import PENDING_MESSAGE
 from chatomon.data.actor import SimpleActor
 from chatomon.django.models import Turn
 from chatomon.django.service import chat_service
@@ -130,6 +131,9 @@ async def test_a_client_confirmation_blocks_messages_until_it_is_resolved_once()
     await send(socket, {"type": "message", "text": "meanwhile"})
     blocked = json.loads(await socket.receive_from())
     assert (blocked["code"], blocked["confirmation_id"]) == ("confirmation_pending", waiting["id"])
+    # The one refusal of every surface (wire.pending_event): its message, its conversation.
+    assert blocked["message"] == PENDING_MESSAGE
+    assert blocked["conversation_id"] == waiting["conversation_id"]
     await send(socket, {"type": "confirm", "confirmation_id": waiting["id"], "confirmed": True})
     resumed = await until_terminal(socket)
     assert types(resumed) == ["confirmation_resolved", "tool_result", "text_chunk", "done"]

@@ -101,7 +101,7 @@ from chatomon.django.transports.requests import (
     parse_confirm,
     parse_message,
 )
-from chatomon.django.transports.socket_state import SocketState
+from chatomon.django.transports.socket_state import SocketState, pending_refusal
 from chatomon.errors import StoreUnavailableError
 
 __all__ = [
@@ -414,11 +414,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         """
         if self.watched is None:
             return None
-        return error_event(
-            "confirmation_pending",
-            "Confirm or reject the pending mutation first.",
-            confirmation_id=self.watched,
-        )
+        return pending_refusal(self.watched, self.conversation_id)
 
     def _stop_watching(self) -> None:
         expiry = getattr(self, "expiry", None)
