@@ -61,7 +61,7 @@ from chatomon.providers.local_template import (
     ParsedOutput,
     parse_output,
     render_prompt,
-    tool_rounds,
+    tools_due,
 )
 
 __all__ = [
@@ -225,9 +225,10 @@ class LocalProvider(BaseLLMProvider):
     after its last complete value (`local_repair`); tool results in the prompt are cut to
     0.75 characters per token of `context_size`.
 
-    After `max_tool_rounds` tool rounds since the user's last message, tools are no
-    longer offered: the prompt shows a synthetic tool exchange answered in text and the
-    first token may not open a JSON object, so the model answers from the results.
+    After `max_tool_rounds` tool rounds since the user's last message, or once a
+    mutation's outcome is in (`local_template.tools_due`), tools are no longer offered:
+    the prompt shows a synthetic tool exchange answered in text and the first token may
+    not open a JSON object, so the model answers from the results.
     Tool-call ids are `call_<history length>_<index>`, the same for the same history.
 
     Measured on a 2-core CPU (tests/benchmarks/local_model.py, results/local_model.json):
@@ -324,7 +325,7 @@ class LocalProvider(BaseLLMProvider):
         model = await self._loaded_model()
         if not messages:
             return 0
-        offered = tools if tool_rounds(messages) < self.settings["max_tool_rounds"] else ()
+        offered = tools if tools_due(messages, self.settings["max_tool_rounds"]) else ()
         if offered and self.settings["grammar"]:
             model.grammar_for(offered)  # built once and cached for the first real request
         return await asyncio.to_thread(model.prefill, self._prompt(messages, tools, offered))
@@ -356,7 +357,7 @@ class LocalProvider(BaseLLMProvider):
             ProviderUnavailableError: llama.cpp failed to load or run the model.
         """
         model = await self._loaded_model()
-        offered = tools if tool_rounds(messages) < self.settings["max_tool_rounds"] else ()
+        offered = tools if tools_due(messages, self.settings["max_tool_rounds"]) else ()
         prompt = self._prompt(messages, tools, offered)
         constrain = bool(self.settings["grammar"])
         grammar = model.grammar_for(offered) if offered and constrain else None

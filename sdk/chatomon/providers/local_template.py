@@ -36,6 +36,7 @@ __all__ = [
     "render_prompt",
     "tool_call_schema",
     "tool_rounds",
+    "tools_due",
 ]
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
@@ -152,6 +153,40 @@ def tool_rounds(messages: Sequence[Message]) -> int:
         if message.role == "assistant" and message.tool_calls:
             rounds += 1
     return rounds
+
+
+WRITE_OUTCOMES = frozenset({"executed", "unchanged", "rejected", "timed_out"})
+"""Statuses of a mutate result that leave nothing to call: the change is decided."""
+
+
+def _decided_write(messages: Sequence[Message]) -> bool:
+    """Whether the latest tool round since the user's message was a decided mutate call."""
+    for message in reversed(messages):
+        if message.role == "user":
+            return False
+        if message.role != "tool":
+            continue
+        if message.tool_name != "mutate":
+            return False
+        result = message.tool_result
+        if not isinstance(result, Mapping):
+            try:
+                result = json.loads(message.content)
+            except ValueError:
+                return False
+        return isinstance(result, Mapping) and result.get("status") in WRITE_OUTCOMES
+    return False
+
+
+def tools_due(messages: Sequence[Message], max_tool_rounds: int) -> bool:
+    """Whether to offer tools for the next completion.
+
+    Not after `max_tool_rounds` tool rounds since the user's message, and not once a
+    mutation's outcome is in (executed, unchanged, rejected, timed out): offered tools
+    again, Qwen2.5-Coder-1.5B sent the same unchanged assignment twice more before
+    answering, two more rounds of a minute each on a small CPU.
+    """
+    return tool_rounds(messages) < max_tool_rounds and not _decided_write(messages)
 
 
 def clip_result(content: str, characters: int | None) -> str:
