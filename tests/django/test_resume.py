@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import warnings
 from collections.abc import AsyncIterator
 from typing import Any
 from uuid import uuid4
@@ -19,7 +20,7 @@ from uuid import uuid4
 import pytest
 from channels.testing.websocket import WebsocketCommunicator
 from django.core.cache import caches
-from django.test import AsyncClient
+from django.test import AsyncClient, RequestFactory
 
 from chatomon.chat.pipeline.wire import TERMINAL_TYPES
 from chatomon.chat.store.records import Owner
@@ -35,7 +36,7 @@ from chatomon.django.transports.relay import (
     relays,
     resume,
 )
-from chatomon.django.transports.sse import HEARTBEAT, feed_frames
+from chatomon.django.transports.sse import HEARTBEAT, _position, feed_frames
 from tests.asgi_app.fixtures import configure, make_user, sse_events, sse_until, types
 
 pytestmark = [
@@ -378,3 +379,23 @@ async def test_a_turn_orphaned_by_a_dead_process_is_waited_for_a_bounded_time(mo
     stale = await asyncio.wait_for(drained(await resume(READER, turn.pk, 0)), 5)
     assert stale == []  # the log's writer stopped long ago
     feed.cancel()
+
+
+async def test_a_resume_naming_no_turn_id_is_not_found_without_touching_the_cache():
+    # Review finding 10: a client's turn id went into cache keys as it came (memcached
+    # refuses spaces and control characters: InvalidCacheKey, a 500).
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the local-memory cache warns of a memcached-bad key
+        assert await resume(READER, "not a turn", 0) is None
+        assert await resume(READER, "t" * 65, 0) is None
+
+
+def test_last_event_id_wins_over_a_stale_after_for_the_same_turn():
+    # Review finding 10: an EventSource sends its latest id on reconnect; the URL's ?after=
+    # stays as first written.
+    factory = RequestFactory()
+    header = {"Last-Event-ID": "t1:5"}
+    assert _position(factory.get("/r/?turn_id=t1&after=2", headers=header)) == ("t1", 5)
+    assert _position(factory.get("/r/?turn_id=t2&after=2", headers=header)) == ("t2", 2)
+    assert _position(factory.get("/r/", headers=header)) == ("t1", 5)
+    assert _position(factory.get("/r/?turn_id=t1")) == ("t1", 0)

@@ -47,7 +47,12 @@ None (the transports answer `turn_not_found`).
 
 `relays()` is the registry of the running event loop, kept on the app config (strong
 references: detached turns are not garbage-collected); `Relays.aclose()` cancels and
-awaits every feed it holds (tests call it when they end). Django and Channels offer no
+awaits every feed it holds (tests call it when they end).
+
+The log goes through the "default" cache alias. A cache that processes do not share (the
+local-memory cache, the default) makes a turn resumable only by the process that runs it:
+behind several processes, configure a shared one (Redis, memcached) for cross-process
+resumption. Django and Channels offer no
 public hook for an ASGI server's shutdown, so nothing calls it there: a process stopped
 mid-turn leaves that turn's row running (until `chat_cleanup` marks it) and a detached
 log that stops growing; readers of either give up after `STALE_SECONDS`.
@@ -58,6 +63,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import time
 import weakref
 from collections.abc import AsyncIterator, Mapping
@@ -134,6 +140,11 @@ def stream_of(position: int) -> int:
     """The stream of a position (0: the message's own)."""
     return position // STREAM_STRIDE
 
+
+TURN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""What a resumable turn id looks like (the stores' are 32 hex digits; a caller's own may be
+up to 64 of these): anything else from a client is `turn_not_found`, never a cache key (a
+memcached backend refuses spaces and control characters)."""
 
 Positioned = tuple[int, dict[str, Any]]
 """An event and its position in its turn's stream (1 for the first)."""
@@ -458,6 +469,8 @@ async def resume(owner: Owner, turn_id: str, after: int = 0) -> AsyncIterator[Po
     """
     from chatomon.django.transports.pending import read
 
+    if not TURN_ID.fullmatch(turn_id):
+        return None  # not a turn id: never looked up, nor put in a cache key
     registry = relays()
     floor = stream_of(after)
     feed = registry.get(turn_id)

@@ -20,13 +20,14 @@ turn: it is detached, runs to its end and is recorded normally, and can be follo
 
 `GET chat/stream/resume/?turn_id=<id>` with the standard `Last-Event-ID: <turn_id>:<n>`
 header (or `&after=<n>` for a client that cannot set it; the header alone also names the
-turn) answers the turn's events after position n, each once, then the live ones until the
-terminal event, with heartbeats (`ChatResumeView`). It is owner-scoped: another owner's
-turn, or one unknown or long finished, is 404 `turn_not_found` (a one-frame event
-stream); a request naming no turn is 400 `bad_event`. Visitor tokens and CORS apply as
-for `POST chat/stream/`; the `permission` setting too (403). A turn that ended while its
-client was away replays to its terminal event; a stream that ends without one (the turn
-ended unseen, or its log expired) leaves the client to read `GET chat/history/`.
+turn, and wins over `after` when it names the same turn) answers the turn's events after
+position n, each once, then the live ones until the terminal event, with heartbeats
+(`ChatResumeView`). It is owner-scoped: another owner's turn, or one unknown or long
+finished, is 404 `turn_not_found` (a one-frame event stream); a request naming no turn is
+400 `bad_event`. Visitor tokens and CORS apply as for `POST chat/stream/`; the `permission`
+setting too (403). A turn that ended while its client was away replays to its terminal
+event; a stream that ends without one (the turn ended unseen, or its log expired) leaves
+the client to read `GET chat/history/`.
 
 A stream lasts as long as its model takes, and most of that time it waits: the store
 releases its database connection after each of its calls (`chatomon.django.persistence`),
@@ -242,15 +243,20 @@ class ChatStreamView(ChatEndpoint):
 
 
 def _position(request: HttpRequest) -> tuple[str, int] | None:
-    """The turn and position a resume request asks for: the query, then Last-Event-ID."""
+    """The turn and position a resume request asks for.
+
+    The turn: `?turn_id=`, else the one `Last-Event-ID` names. The position: the header's
+    when it names that turn (the browser's EventSource sends its latest on every
+    reconnect, while the URL's `?after=` stays as first written), else `?after=`, else 0.
+    """
     last = parse_event_id(request.headers.get("Last-Event-ID"))
     turn_id = request.GET.get("turn_id") or (last[0] if last else "")
     if not turn_id:
         return None
+    if last is not None and last[0] == turn_id:
+        return turn_id, last[1]
     after = request.GET.get("after", "")
-    if after.isdigit():
-        return turn_id, int(after)
-    return turn_id, last[1] if last is not None and last[0] == turn_id else 0
+    return turn_id, int(after) if after.isdigit() else 0
 
 
 class ChatResumeView(View):
