@@ -399,3 +399,34 @@ def test_last_event_id_wins_over_a_stale_after_for_the_same_turn():
     assert _position(factory.get("/r/?turn_id=t2&after=2", headers=header)) == ("t2", 2)
     assert _position(factory.get("/r/", headers=header)) == ("t1", 5)
     assert _position(factory.get("/r/?turn_id=t1")) == ("t1", 0)
+
+
+async def test_a_resume_counts_against_the_rate_limit(settings):
+    # Review finding 7: a resume skipped the limiter, over SSE and over the WebSocket.
+    configure(settings, rate_limit={"requests": 1, "window_seconds": 60})
+    client = AsyncClient()
+    await client.aforce_login(await make_user("alice"))
+    response = await client.post(
+        "/chat/stream/", json.dumps({"text": "hello"}), content_type="application/json"
+    )
+    turn_id = sse_events(b"".join([c async for c in response.streaming_content]))[-1]["turn_id"]
+    refused = await client.get(f"/chat/stream/resume/?turn_id={turn_id}")
+    assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
+    assert sse_events(refused.content)[0]["code"] == "rate_limited"
+    socket = await open_socket("alice", client=client)
+    await socket.send_to(text_data=json.dumps({"type": "resume", "turn_id": turn_id}))
+    assert json.loads(await socket.receive_from(5))["code"] == "rate_limited"
+    await socket.disconnect()
+
+
+async def test_a_feed_is_detached_only_when_its_last_reader_leaves():
+    # Review finding 7: any reader leaving detached the feed while another tab still read it.
+    feed = relays().start(READER, chat_service().run_turn(None, "drip 3 tick", owner=READER))
+    frames, other = feed_frames(feed, 5), feed.follow()
+    while await anext(frames) == HEARTBEAT:
+        pass
+    await anext(other)
+    await frames.aclose()
+    assert not feed.detached and feed.readers == 1
+    await other.aclose()
+    assert feed.detached and feed.readers == 0

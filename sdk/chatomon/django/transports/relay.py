@@ -194,6 +194,8 @@ class TurnFeed:
         self.turn_id: str | None = None
         self.finished = False
         self.detached = False
+        self.readers = 0
+        """Readers following the feed now (`attach`, `left_at`): detached when none is left."""
         self.task: asyncio.Task[None] | None = None
         self.writer: asyncio.Task[None] | None = None
         self._signal: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -243,6 +245,7 @@ class TurnFeed:
         stops before the end (its client went away) detaches the feed.
         """
         read = max(0, after - self.base)
+        self.attach()
         try:
             while True:
                 while read < len(self.events):
@@ -254,9 +257,17 @@ class TurnFeed:
         finally:
             self.left_at(read)
 
+    def attach(self) -> None:
+        """A reader starts following the feed (its `left_at` ends that)."""
+        self.readers += 1
+
     def left_at(self, read: int) -> None:
-        """A reader stopped after `read` events: detach the feed unless it read them all."""
-        if not self.finished or read < len(self.events):
+        """A reader stopped after `read` events: the last one detaches an unread feed.
+
+        Another tab still following keeps it attached.
+        """
+        self.readers = max(0, self.readers - 1)
+        if self.readers == 0 and (not self.finished or read < len(self.events)):
             self.detach()
 
     def detach(self) -> None:

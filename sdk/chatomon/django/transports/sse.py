@@ -25,9 +25,10 @@ position n, each once, then the live ones until the terminal event, with heartbe
 (`ChatResumeView`). It is owner-scoped: another owner's turn, or one unknown or long
 finished, is 404 `turn_not_found` (a one-frame event stream); a request naming no turn is
 400 `bad_event`. Visitor tokens and CORS apply as for `POST chat/stream/`; the `permission`
-setting too (403). A turn that ended while its client was away replays to its terminal
-event; a stream that ends without one (the turn ended unseen, or its log expired) leaves
-the client to read `GET chat/history/`.
+setting too (403), and the rate limit (429 `rate_limited`: a resume counts as a request). A
+turn that ended while its client was away replays to its terminal event; a stream that ends
+without one (the turn ended unseen, or its log expired) leaves the client to read `GET
+chat/history/`.
 
 A stream lasts as long as its model takes, and most of that time it waits: the store
 releases its database connection after each of its calls (`chatomon.django.persistence`),
@@ -44,7 +45,13 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBase,
+    JsonResponse,
+    StreamingHttpResponse,
+)
 from django.views import View
 
 from chatomon.chat.pipeline.wire import (
@@ -52,13 +59,16 @@ from chatomon.chat.pipeline.wire import (
     error_event,
     store_unavailable_event,
 )
+from chatomon.chat.store.records import Owner
 from chatomon.django.audit.signals import send_chat_error
 from chatomon.django.persistence.connections import released
-from chatomon.django.settings import chat_settings
+from chatomon.django.settings import ChatSettings, chat_settings
+from chatomon.django.transports.admission import limit_refusal, limiter_for
 from chatomon.django.transports.embedding import embeddable
 from chatomon.django.transports.expiry import through_expiry
 from chatomon.django.transports.history import request_owner
 from chatomon.django.transports.http import ChatEndpoint, while_enabled
+from chatomon.django.transports.ratelimit import scope_key
 from chatomon.django.transports.relay import (
     TURN_NOT_FOUND_MESSAGE,
     Positioned,
@@ -130,6 +140,7 @@ async def feed_frames(
     one); closed before the end (the client went away), it detaches the feed.
     """
     position = 0
+    feed.attach()
     try:
         while True:
             while position < len(feed.events):
@@ -259,6 +270,25 @@ def _position(request: HttpRequest) -> tuple[str, int] | None:
     return turn_id, int(after) if after.isdigit() else 0
 
 
+def _resume_owner(request: HttpRequest, settings: ChatSettings) -> Owner | HttpResponse | None:
+    """Permission, the owner, then the rate limit (sync, one trip): a resume is a request.
+
+    Counted like a message (429 `rate_limited` with `Retry-After`): a resume may follow a
+    turn for as long as it runs, and a client looping on it must not go uncounted.
+    """
+    owner = request_owner(request, settings)
+    if not isinstance(owner, Owner):
+        return owner
+    session_key = None if request.user.is_authenticated else owner.key
+    scope = scope_key(request.user, session_key, request.META.get("REMOTE_ADDR"))
+    limited = limit_refusal(limiter_for(settings).admit(scope))
+    if limited is None:
+        return owner
+    response = JsonResponse(limited, status=429)
+    response["Retry-After"] = str(limited["retry_after_seconds"])
+    return response
+
+
 class ChatResumeView(View):
     """`GET chat/stream/resume/`: a running or just-finished turn's events (module docstring)."""
 
@@ -277,9 +307,12 @@ class ChatResumeView(View):
         if asked is None:
             event = error_event("bad_event", "Name the turn: ?turn_id= or Last-Event-ID.")
             return refusal_response(400, event)
-        owner = await sync_to_async(released)(request_owner, request, chat_settings())
+        owner = await sync_to_async(released)(_resume_owner, request, chat_settings())
         if isinstance(owner, HttpResponse):
-            return refusal_response(owner.status_code, json.loads(owner.content))
+            refused = refusal_response(owner.status_code, json.loads(owner.content))
+            if owner.has_header("Retry-After"):
+                refused["Retry-After"] = owner["Retry-After"]
+            return refused
         try:
             source = None if owner is None else await resume(owner, *asked)
         except StoreUnavailableError:

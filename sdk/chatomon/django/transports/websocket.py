@@ -17,8 +17,8 @@ apply; a message while a turn streams gives `turn_in_progress`, while this socke
 confirmation is open `confirmation_pending` (a staff approval does not block: the user
 cannot decide it); a confirm while a turn streams `turn_in_progress`; a confirm of an
 unknown or another owner's id `bad_event`, of one already decided or expired
-`confirmation_unavailable` (both from `ChatService`); every message and confirm counts
-against the rate limit. A frame whose handling fails gets a `chat_error` (with `reason:
+`confirmation_unavailable` (both from `ChatService`); every message, confirm and resume
+counts against the rate limit. A frame whose handling fails gets a `chat_error` (with `reason:
 "store_unavailable"` when the store could not be reached) and the socket stays open.
 
 One turn runs at a time, in a task of its own (a `transports.relay.TurnFeed`). A
@@ -300,9 +300,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
             message = "A resume names its turn_id and the count of events seen (after)."
             await self.send_event(error_event("bad_event", message))
             return
-        busy = self._busy()
-        if busy is not None:
-            await self.send_event(busy)
+        refusal = self._busy() or await self._rate_limited()  # a resume counts as a request
+        if refusal is not None:
+            await self.send_event(refusal)
             return
         source = await resume(self.owner, turn_id, after)
         if source is None:
