@@ -46,8 +46,8 @@ def test_an_update_to_the_value_already_stored_is_unchanged(
         "mutation": "updatePartCost",
         "input": {"part_id": bearing, "unit_cost": "12.5"},
         "reason": reason,
-        "message": f"{reason}: nothing to change. Nothing was written and nobody was asked "
-        "to confirm; tell the user so.",
+        "message": f"{reason}: nothing to change, so nothing was written and nobody needs "
+        "to confirm.",
     }
     assert catalog.stored_part("Bearing")["unit_cost"] == Decimal("12.50")
 

@@ -45,10 +45,14 @@ TIMED_OUT_RESULT = "Nobody confirmed the change in time, so nothing was written.
 """The tool result the model sees for a mutation whose confirmation expired."""
 
 UNCHANGED_RESULT = (
-    "{reason}: nothing to change. Nothing was written and nobody was asked to confirm; "
-    "tell the user so."
+    "{reason}: nothing to change, so nothing was written and nobody needs to confirm."
 )
-"""The tool result the model sees for a mutation whose preview changes nothing."""
+"""The tool result the model sees for a mutation whose preview changes nothing.
+
+Written to be read to the user as it is: Qwen2.5-Coder-1.5B copied it into its answer
+(an instruction in it, "tell the user so", reached the user too). The mutate tool's
+description asks the model to tell the user why.
+"""
 
 
 def system_prompt(project: str, guidance: Sequence[str]) -> str:
