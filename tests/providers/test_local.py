@@ -182,7 +182,7 @@ def test_defaults_and_keys() -> None:
         "seed": None,
         "grammar": True,
         "max_tool_rounds": None,
-        "timeout_seconds": 120,
+        "timeout_seconds": 300,
         "stream_timeout_seconds": 60,
     }
     assert LocalProvider.name == "local"

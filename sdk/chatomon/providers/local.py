@@ -243,7 +243,13 @@ class LocalProvider(BaseLLMProvider):
     for the default, the CPU count if fewer, 4096 and 3 rounds; 1, 2048 and 1 for
     smollm2; a file of one's own gets the default's); `max_tokens` 256; `temperature`
     0.2; `seed` None (random; set it for repeatable output); `grammar` True (constrain
-    tool calls); `timeout_seconds` 120; `stream_timeout_seconds` 60.
+    tool calls); `timeout_seconds` 300; `stream_timeout_seconds` 60.
+
+    `timeout_seconds` bounds the wait for a round's first event, and with tools offered
+    the text is held to its end (a call may be written inside it): on a busy 2-core
+    machine (load average 4-6) the default model's answer after a query's rows took over
+    120 s, and 2 of 18 demo read turns ended deadline_exceeded at the former 120 s while
+    the same question passed in 28-156 s otherwise (tests/benchmarks/local_demo_prompts.py).
     """
 
     name = "local"
@@ -260,7 +266,7 @@ class LocalProvider(BaseLLMProvider):
             "seed": None,
             "grammar": True,
             "max_tool_rounds": None,
-            "timeout_seconds": 120,
+            "timeout_seconds": 300,
             "stream_timeout_seconds": 60,
         }
     )
