@@ -15,7 +15,7 @@ from chatomon.chat.store.records import Owner
 from chatomon.django.models import Conversation, PendingConfirmation, Turn
 from chatomon.django.service import chat_service
 from chatomon.django.transports.http import envelope
-from chatomon.django.transports.relay import event_id
+from chatomon.django.transports.relay import event_id, relays
 from chatomon.django.transports.sse import HEARTBEAT, frame, heartbeat_frames
 from tests.asgi_app.fixtures import (
     configure,
@@ -53,6 +53,19 @@ async def test_a_turn_streams_as_data_frames_with_no_buffering_headers():
     assert types(events) == ["text_chunk", "text_chunk", "done"]
     ids = [event_id(e["turn_id"], n) for n, e in enumerate(events, start=1)]
     assert body == b"".join(frame(e, i) for e, i in zip(events, ids, strict=True))
+
+
+async def test_the_turn_starts_when_the_response_is_read_after_the_middleware():
+    # The session middleware saves a new anonymous session after the view: a turn started
+    # in the view would write beside it (an in-memory SQLite refuses the second writer).
+    response = await AsyncClient().post(
+        STREAM, json.dumps({"text": "hello"}), content_type="application/json",
+        headers={"Accept": "text/event-stream"},
+    )  # fmt: skip
+    assert response.streaming and "sessionid" in response.cookies
+    assert not relays().running and await Turn.objects.acount() == 0
+    events = sse_events(b"".join([chunk async for chunk in response.streaming_content]))
+    assert types(events)[-1] == "done" and await Turn.objects.acount() == 1
 
 
 async def test_the_anonymous_session_cookie_comes_with_the_headers():

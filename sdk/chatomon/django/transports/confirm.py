@@ -29,12 +29,12 @@ from chatomon.django.settings import ChatSettings
 from chatomon.django.transports.admission import collect
 from chatomon.django.transports.expiry import through_expiry
 from chatomon.django.transports.http import ChatEndpoint, envelope, envelope_status
-from chatomon.django.transports.relay import new_stream, relays
+from chatomon.django.transports.relay import new_stream
 from chatomon.django.transports.requests import parse_confirm
 from chatomon.django.transports.sse import (
     HEARTBEAT_SECONDS,
-    feed_frames,
     refusal_response,
+    started_feed_frames,
     streaming_response,
 )
 
@@ -70,7 +70,9 @@ class ChatConfirmView(ChatEndpoint):
         events = admitted.resolve_confirmation()
         if wants_event_stream(request):
             waiting = through_expiry(events, admitted.service, admitted.owner)
-            feed = relays().start(admitted.owner, waiting, stream=new_stream())
-            return streaming_response(feed_frames(feed, self.heartbeat_seconds))
+            frames = started_feed_frames(
+                admitted.owner, waiting, self.heartbeat_seconds, stream=new_stream()
+            )
+            return streaming_response(frames)
         collected = await collect(events)
         return JsonResponse(envelope(collected), status=envelope_status(collected))

@@ -11,7 +11,8 @@ decided elsewhere (it then ends) or expires (its resumed turn follows; see
 `chatomon.django.transports.expiry`).
 
 The turn runs in a task of its own (a `chatomon.django.transports.relay.TurnFeed`): the
-turn's code always runs in one task (its timeouts and context stay intact). Each event
+turn's code always runs in one task (its timeouts and context stay intact). It starts when
+the response is first read, after the response middleware (`started_feed_frames`). Each event
 frame of a turn carries the standard SSE `id:` line, `id: <turn_id>:<position>` (1 for the
 turn's first event; a stream that continues the turn after its confirmation, `POST
 chat/confirm/`, numbers on above every earlier position: see `transports.relay`), before
@@ -92,6 +93,7 @@ __all__ = [
     "frame",
     "heartbeat_frames",
     "positioned_frames",
+    "started_feed_frames",
     "streaming_response",
 ]
 
@@ -157,6 +159,26 @@ async def feed_frames(
                 yield HEARTBEAT
     finally:
         feed.left_at(position)
+
+
+async def started_feed_frames(
+    owner: Owner,
+    events: AsyncIterator[dict[str, Any]],
+    heartbeat_seconds: float = HEARTBEAT_SECONDS,
+    *,
+    stream: int = 0,
+) -> AsyncIterator[bytes]:
+    """`feed_frames` of a feed started when the response is first read, not in the view.
+
+    The response middleware runs between the view and the first read: a turn started in
+    the view would write beside it (a new anonymous session saved on SQLite races the
+    turn's opening, and an in-memory SQLite refuses the second writer at once). A client
+    gone before the first read never starts the turn.
+    """
+    feed = relays().start(owner, events, stream=stream)
+    async with contextlib.aclosing(feed_frames(feed, heartbeat_seconds)) as frames:  # type: ignore[type-var]
+        async for chunk in frames:
+            yield chunk
 
 
 async def _produce(
@@ -249,8 +271,9 @@ class ChatStreamView(ChatEndpoint):
         if isinstance(admitted, HttpResponseBase):
             return admitted
         events = through_expiry(admitted.run_turn(), admitted.service, admitted.owner)
-        feed = relays().start(admitted.owner, events)
-        return streaming_response(feed_frames(feed, self.heartbeat_seconds))
+        return streaming_response(
+            started_feed_frames(admitted.owner, events, self.heartbeat_seconds)
+        )
 
 
 def _position(request: HttpRequest) -> tuple[str, int] | None:
