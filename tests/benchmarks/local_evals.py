@@ -17,7 +17,10 @@ import argparse
 import sys
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script: tests importable
 
 from chatomon.evals import run
 from chatomon.evals.cases import LEGACY_DATASETS
