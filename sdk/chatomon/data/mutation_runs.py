@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from chatomon.data.errors import DataError, PermissionDeniedError
 from chatomon.data.serialization import json_value, serialize_value
+from chatomon.redaction import DEFAULT_REDACTION
 
 if TYPE_CHECKING:
     from chatomon.data.mutations import Mutation
@@ -142,7 +143,11 @@ def unchanged_reason(preview: Any) -> str | None:
     assigned to project PRJ-101"), or when it lists its field changes and every field keeps
     its value (an update setting the cost a part already has). A preview that holds input
     beyond the fields it lists (`"input"`), or any other shape, is taken to change something:
-    only a preview that shows what it writes can tell that nothing would change.
+    only a preview that shows what it writes can tell that nothing would change. So is one
+    that lists no field at all: a write given only its target (archive, delete, approve)
+    does what its function does, which no field shows. A field whose name is sensitive
+    (`chatomon.redaction`: a password, a token) never reads as kept: "unchanged" would tell
+    the asker whether a guessed value is the stored one, and the reason would repeat it.
     """
     if not isinstance(preview, Mapping):
         return None
@@ -150,13 +155,14 @@ def unchanged_reason(preview: Any) -> str | None:
         reason = preview.get("reason")
         return reason if isinstance(reason, str) and reason.strip() else "nothing would change"
     changes = preview.get("changes")
-    if not isinstance(changes, list) or "input" in preview:
+    if not isinstance(changes, list) or not changes or "input" in preview:
         return None
-    if not all(isinstance(c, Mapping) and c.get("before") == c.get("after") for c in changes):
-        return None
+    for change in changes:
+        if not isinstance(change, Mapping) or change.get("before") != change.get("after"):
+            return None
+        if DEFAULT_REDACTION.sensitive(str(change.get("field", ""))):
+            return None
     target = _target_label(preview)
-    if not changes:
-        return f"the input sets no field of {target}"
     kept = ", ".join(f"{c.get('field')} {json_value(c.get('after'))}" for c in changes)
     return f"{target} already has {kept}"
 
