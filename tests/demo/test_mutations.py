@@ -142,7 +142,10 @@ def test_assign_part_previews_names_and_respects_private_projects(outcome: dict[
     assert outcome["assign"]["status"] == "executed"
     assert outcome["assigned"] is True
     assert outcome["private_by_owner"] == "executed"
-    assert outcome["private_by_other"]["code"] == "permission_denied"
+    # Another user's private project reads as one that does not exist.
+    hidden = outcome["private_by_other"]
+    assert (hidden["code"], hidden["errors"][0]["field"]) == ("invalid_input", "project_id")
+    assert hidden["message"].endswith(" that you can change")
 
 
 def test_create_part_takes_the_next_free_number(outcome: dict[str, Any]) -> None:
@@ -188,9 +191,15 @@ def test_parts_and_projects_are_named_by_id_number_or_code(outcome: dict[str, An
     assert outcome["digits"] == "executed"
     for key, message, field in [
         ("unknown_number", "there is no part 'P-9999'", "part_id"),
-        ("unknown_code", "there is no project 'PRJ-999'", "project_id"),
+        ("unknown_code", "there is no project 'PRJ-999' that you can change", "project_id"),
     ]:
         error = outcome[key]
         assert (error["code"], error["message"]) == ("invalid_input", message)
         assert error["errors"] == [{"field": field, "message": "no such object"}]
-    assert outcome["private_code_by_other"]["code"] == "permission_denied"
+    # A private code of someone else's answers as an unknown one: a guess learns nothing.
+    private = outcome["private_code_by_other"]
+    assert (private["code"], private["errors"]) == (
+        "invalid_input",
+        outcome["unknown_code"]["errors"],
+    )
+    assert private["message"].endswith("' that you can change")

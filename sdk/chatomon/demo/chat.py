@@ -17,7 +17,7 @@ from typing import Any
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from chatomon.data import Manager, PermissionDeniedError, mutation, registry
+from chatomon.data import Manager, mutation, registry
 from chatomon.data.errors import DataError
 from chatomon.data.fields import FieldSpec
 
@@ -97,11 +97,11 @@ def next_part_number() -> str:
     return f"P-{max(numbers, default=1000) + 1}"
 
 
-def _no_such(kind: str, pk: int | str, field: str) -> DataError:
+def _no_such(kind: str, pk: int | str, field: str, *, scope: str = "") -> DataError:
     """The input error of an id (or number, or code) naming no row, at the input field."""
-    named = f"with id {pk}" if isinstance(pk, int) or pk.strip().isdigit() else repr(pk)
+    named = f"with id {pk}" if isinstance(pk, int) or pk.strip().isdecimal() else repr(pk)
     return DataError(
-        f"there is no {kind} {named}",
+        f"there is no {kind} {named}{scope}",
         code="invalid_input",
         details={"errors": [{"field": field, "message": "no such object"}]},
     )
@@ -118,7 +118,8 @@ def _name_of(model: type[Material] | type[Supplier], pk: int | None, field: str)
 
 def _by_reference(reference: int | str, natural_key: str) -> Q:
     """The row an input names: by id (an integer, or digits) or by its natural key."""
-    if isinstance(reference, int) or reference.strip().isdigit():
+    # isdecimal, not isdigit: "²" is a digit that int() refuses.
+    if isinstance(reference, int) or reference.strip().isdecimal():
         return Q(pk=int(reference))
     return Q(**{f"{natural_key}__iexact": reference.strip()})
 
@@ -127,12 +128,9 @@ def _visible_project(actor: Any, project_id: int | str) -> Project:
     visible = ProjectManager().get_queryset(actor)
     project = visible.filter(_by_reference(project_id, "code")).first()
     if project is None:
-        if (
-            isinstance(project_id, str)
-            and not Project.objects.filter(_by_reference(project_id, "code")).exists()
-        ):
-            raise _no_such("project", project_id, "project_id")
-        raise PermissionDeniedError("you cannot change that project")
+        # One answer for a project that does not exist and one the actor cannot see, so
+        # that a guessed code or id tells nobody which private projects exist.
+        raise _no_such("project", project_id, "project_id", scope=" that you can change")
     return project
 
 
