@@ -107,19 +107,24 @@ class MemoryStore:
         """Append items at the next positions, in order."""
         moment = aware(now)
         with self._lock:
-            conversation = self._owned(owner, conversation_id)
-            stored = self._messages[conversation_id]
-            new = [
-                StoredMessage(
-                    next(self._message_ids), conversation_id, len(stored) + i, moment,
-                    copy.deepcopy(item),
-                )
-                for i, item in enumerate(items)
-            ]  # fmt: skip
-            stored.extend(new)
-            self._conversations[conversation_id] = dataclasses.replace(
-                conversation, updated_at=moment
-            )
+            return self._append_locked(self._owned(owner, conversation_id), items, moment)
+
+    def _append_locked(
+        self, conversation: Conversation, items: Sequence[MessageItem], moment: datetime
+    ) -> list[StoredMessage]:
+        """Store copies of `items` at the conversation's end and touch it (lock held).
+
+        Every copy is made before anything is stored: an item that cannot be copied
+        stores nothing, so a unit of work that appends before its last step stays whole.
+        """
+        copies = [copy.deepcopy(item) for item in items]
+        stored = self._messages[conversation.id]
+        new = [
+            StoredMessage(next(self._message_ids), conversation.id, len(stored) + i, moment, item)
+            for i, item in enumerate(copies)
+        ]
+        stored.extend(new)
+        self._conversations[conversation.id] = dataclasses.replace(conversation, updated_at=moment)
         return new
 
     async def messages(self, owner: Owner, conversation_id: UUID) -> list[StoredMessage]:
@@ -234,16 +239,17 @@ class MemoryStore:
         now: datetime | None = None,
         position: int | None = None,
     ) -> None:
-        """Append the turn's last items and move it to `status` (`position` is only a hint)."""
-        if await self.get_conversation(owner, conversation_id) is None:
-            raise ConversationNotFoundError(f"no conversation {conversation_id} for this owner")
-        current = await self.get_turn(turn_id)
-        if current is None:
-            raise LookupError(f"no turn {turn_id!r}")
-        check_transition(turn_id, current.status, status)
-        if items:
-            await self.append_messages(owner, conversation_id, items, now=now)
-        await self.update_turn(turn_id, status=status, report=report, now=now)
+        """Append the turn's last items and move it to `status` (`position` is only a hint).
+
+        One unit of work under the lock: checked first, then stored whole.
+        """
+        moment = aware(now)
+        with self._lock:
+            conversation = self._owned(owner, conversation_id)
+            moved = self._moved_locked(turn_id, status, report, None, moment)
+            if items:
+                self._append_locked(conversation, items, moment)
+            self._turns[turn_id] = moved
 
     async def update_turn(
         self,
@@ -257,13 +263,25 @@ class MemoryStore:
         """Move the turn to `status` (validated)."""
         moment = aware(now)
         with self._lock:
-            turn = self._turns.get(turn_id)
-            if turn is None:
-                raise LookupError(f"no turn {turn_id!r}")
-            check_transition(turn_id, turn.status, status)
-            changes = turn_changes(status, report, usage, moment)
-            self._turns[turn_id] = updated = dataclasses.replace(turn, **changes)
+            self._turns[turn_id] = updated = self._moved_locked(
+                turn_id, status, report, usage, moment
+            )
         return updated
+
+    def _moved_locked(
+        self,
+        turn_id: str,
+        status: TurnStatus,
+        report: TurnReport | None,
+        usage: TokenUsage | None,
+        moment: datetime,
+    ) -> TurnRecord:
+        """The turn moved to `status`, checked but not stored yet (lock held)."""
+        turn = self._turns.get(turn_id)
+        if turn is None:
+            raise LookupError(f"no turn {turn_id!r}")
+        check_transition(turn_id, turn.status, status)
+        return dataclasses.replace(turn, **turn_changes(status, report, usage, moment))
 
     async def get_turn(self, turn_id: str) -> TurnRecord | None:
         """The turn, or None."""
@@ -303,12 +321,10 @@ class MemoryStore:
         now: datetime | None = None,
     ) -> PendingConfirmation:
         """Record a pending confirmation."""
-        if approver not in ("client", "staff"):
-            raise ValueError(f"approver must be 'client' or 'staff', got {approver!r}")
-        confirmation = PendingConfirmation(
-            uuid.uuid4(), conversation_id, turn_id, call_id, mutation,
-            copy.deepcopy(dict(input)), copy.deepcopy(preview), approver, "pending",
-            aware(now), aware(expires_at), copy.deepcopy(dict(state)),
+        confirmation = _new_confirmation(
+            conversation_id, turn_id, call_id=call_id, mutation=mutation, input=input,
+            preview=preview, approver=approver, expires_at=expires_at, state=state,
+            moment=aware(now),
         )  # fmt: skip
         with self._lock:
             self._owned(owner, conversation_id)
@@ -331,21 +347,26 @@ class MemoryStore:
         state: Mapping[str, Any],
         now: datetime | None = None,
     ) -> PendingConfirmation:
-        """Append the items, record the confirmation and move the turn (checked first)."""
-        if await self.get_conversation(owner, conversation_id) is None:
-            raise ConversationNotFoundError(f"no conversation {conversation_id} for this owner")
-        current = await self.get_turn(turn_id)
-        if current is None:
-            raise LookupError(f"no turn {turn_id!r}")
-        check_transition(turn_id, current.status, "awaiting_confirmation")
-        confirmation = await self.create_confirmation(
-            owner, conversation_id, turn_id=turn_id, call_id=call_id, mutation=mutation,
-            input=input, preview=preview, approver=approver, expires_at=expires_at,
-            state=state, now=now,
-        )  # fmt: skip
-        if items:
-            await self.append_messages(owner, conversation_id, items, now=now)
-        await self.update_turn(turn_id, status="awaiting_confirmation", now=now)
+        """Append the items, record the confirmation and move the turn: all or none.
+
+        One unit of work under the lock, so a concurrent move of the turn (an abort)
+        either comes first and refuses it, or after it: never between the check and the
+        writes, which would leave a pending confirmation on a turn that is not waiting.
+        Everything that may fail (the checks, the copies) runs before the first write.
+        """
+        moment = aware(now)
+        with self._lock:
+            conversation = self._owned(owner, conversation_id)
+            moved = self._moved_locked(turn_id, "awaiting_confirmation", None, None, moment)
+            confirmation = _new_confirmation(
+                conversation_id, turn_id, call_id=call_id, mutation=mutation, input=input,
+                preview=preview, approver=approver, expires_at=expires_at, state=state,
+                moment=moment,
+            )  # fmt: skip
+            if items:
+                self._append_locked(conversation, items, moment)  # stores nothing if it fails
+            self._confirmations[confirmation.id] = confirmation
+            self._turns[turn_id] = moved
         return confirmation
 
     def _visible(self, confirmation_id: UUID, owner: Owner | None) -> PendingConfirmation | None:
@@ -454,6 +475,29 @@ class MemoryStore:
                     del self._confirmations[key]
                     counts["confirmations"] += 1
         return counts
+
+
+def _new_confirmation(
+    conversation_id: UUID,
+    turn_id: str,
+    *,
+    call_id: str,
+    mutation: str,
+    input: Mapping[str, Any],
+    preview: Any,
+    approver: Approver,
+    expires_at: datetime,
+    state: Mapping[str, Any],
+    moment: datetime,
+) -> PendingConfirmation:
+    """A new pending confirmation holding copies of what it is given (not stored)."""
+    if approver not in ("client", "staff"):
+        raise ValueError(f"approver must be 'client' or 'staff', got {approver!r}")
+    return PendingConfirmation(
+        uuid.uuid4(), conversation_id, turn_id, call_id, mutation,
+        copy.deepcopy(dict(input)), copy.deepcopy(preview), approver, "pending",
+        moment, aware(expires_at), copy.deepcopy(dict(state)),
+    )  # fmt: skip
 
 
 def _resolved_before(confirmation: PendingConfirmation, cutoff: datetime) -> bool:
