@@ -1,16 +1,21 @@
-"""Counting the SQL statements a benchmark runs, on every connection, through public APIs.
+"""Counting the SQL statements a benchmark runs, on every connection.
 
 The chat store runs its calls on worker threads, each with a connection of its own (one
 per thread, or per asgiref context), opened and closed as the store releases them. An
-execute wrapper (`connection.execute_wrapper`'s list, `connection.execute_wrappers`) lives
-on one connection object: `StatementCounter` puts its wrapper first on every connection
-object once, to those already open when it starts and to each one Django opens later
-(`connection_created`), so a connection that closes and reconnects is not counted twice
-and one opened in a new context is not missed.
+execute wrapper lives on one connection object: `StatementCounter` puts its wrapper first
+on every connection object once, to those already open when it starts and to each one
+Django opens later (`connection_created`), so a connection that closes and reconnects is
+not counted twice and one opened in a new context is not missed.
+
+Django documents the `connection.execute_wrapper()` context manager, not the list behind it
+(`connection.execute_wrappers`) that this inserts into: a context manager cannot stay open
+for a connection's whole life. This is a measuring tool of the benchmarks only; the product
+(`sdk/`, `console/`) keeps to public APIs (`tests/test_public_apis.py`).
 """
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -24,11 +29,13 @@ class StatementCounter:
     def __init__(self) -> None:
         self.executed = 0
         self._wrapped: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._lock = threading.Lock()  # worker threads count at once: += is not atomic
 
     def _count(
         self, execute: Callable[..., Any], sql: Any, params: Any, many: bool, context: Any
     ) -> Any:
-        self.executed += 1
+        with self._lock:
+            self.executed += 1
         return execute(sql, params, many, context)
 
     def _wrap(self, connection: Any) -> None:
