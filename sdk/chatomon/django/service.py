@@ -68,6 +68,9 @@ logger = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _built: dict[int, tuple[ChatSettings, ChatService]] = {}
+# Held for a whole build (long: a local model loads), apart from `_lock`, which guards
+# `_built` only. Reentrant: a build that asks for the service again must not deadlock.
+_build_lock = threading.RLock()
 
 
 def conversation_group(conversation_id: str | UUID) -> str:
@@ -226,17 +229,36 @@ def _planned_audit(listeners: list[Any]) -> AuditHook:
 
 
 def chat_service() -> ChatService:
-    """The process's service for the current settings, built on first use."""
-    settings = chat_settings()
+    """The process's service for the current settings, built on first use.
+
+    Built once per settings object even when several threads ask at once (the first
+    requests of a process, each on its own worker thread): a build may load a model of
+    gigabytes, so the first caller builds under `_build_lock` and the others, checking
+    again once they hold it, take its service (double-checked).
+    """
+    known = _current(chat_settings())
+    if known is not None:
+        return known
+    with _build_lock:
+        # Read again under the lock: first calls at once may each have validated their
+        # own settings object (`chat_settings`' cache is filled by whichever finishes
+        # first), so the object the first builder cached is the one to key on.
+        settings = chat_settings()
+        known = _current(settings)  # built by the thread that held the lock before us
+        if known is not None:
+            return known
+        service = build_chat_service(settings)
+        with _lock:
+            _built.clear()  # older settings are gone for good: keep only the current service
+            _built[id(settings)] = (settings, service)
+    return service
+
+
+def _current(settings: ChatSettings) -> ChatService | None:
+    """The service built for `settings` (this very object), if any."""
     with _lock:
         known = _built.get(id(settings))
-        if known is not None and known[0] is settings:
-            return known[1]
-    service = build_chat_service(settings)
-    with _lock:
-        _built.clear()  # older settings are gone for good: keep only the current service
-        _built[id(settings)] = (settings, service)
-    return service
+        return known[1] if known is not None and known[0] is settings else None
 
 
 def available_service(settings: ChatSettings) -> ChatService | None:
