@@ -109,8 +109,13 @@ def open_unless_pending(
     for its commit, and the pending read (its own statement, so a fresh snapshot under
     READ COMMITTED) then sees the confirmation; one that comes later waits for this
     transaction, so the turn it sees opened is one that started before it suspended.
-    SQLite ignores the lock: its transactions (and `DjangoStore`'s one SQLite worker
-    thread) serialize writers already.
+    SQLite ignores the lock; what keeps this transaction whole there is SQLite's single
+    writer, but only when it takes the write lock at its start: a DEFERRED transaction
+    (SQLite's default) reads first and upgrades at the turn's insert, and an upgrade that
+    meets another connection's write fails at once with "database is locked" (the busy
+    timeout does not apply to it), answered as `store_unavailable`. Hence
+    `"OPTIONS": {"transaction_mode": "IMMEDIATE"}` for SQLite (the demo sets it;
+    system check chatomon.W005 warns without it).
     """
     if conversation_id is None and not latest:
         return open_turn(owner, None, now)

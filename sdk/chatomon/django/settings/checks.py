@@ -17,6 +17,7 @@
 | chatomon.W002   | local-memory cache while more than one worker serves chat           |
 | chatomon.W003   | a Redis channel layer whose client times out its blocking receive   |
 | chatomon.W004   | PostgreSQL connections kept (CONN_MAX_AGE, a pool) but not health-checked |
+| chatomon.W005   | the chat store's SQLite database opens its transactions DEFERRED    |
 
 "More than one worker" is `CHATOMON["workers"]`, else the WEB_CONCURRENCY environment
 variable (read by gunicorn and uvicorn), else 1.
@@ -36,6 +37,15 @@ the store, the chat views' checks, the WebSocket handshake), but every other rea
 not: the console, the admin and the project's own views answer HTTP 500 on it, once per
 dead connection. `CONN_HEALTH_CHECKS = True` makes Django check a connection before it
 reuses one (one round trip per request).
+
+W005: a chat turn opens in one transaction that reads (the conversation, a pending
+confirmation) then writes (the turn). SQLite starts a DEFERRED transaction (its default)
+without a lock and upgrades it to a writer at its first write; when another connection is
+writing then, the upgrade fails at once with "database is locked" (the busy `timeout` does
+not apply to it, since waiting could deadlock), and the user gets `store_unavailable`.
+`"OPTIONS": {"transaction_mode": "IMMEDIATE"}` (Django 5.1+) takes the write lock at
+`BEGIN`, where SQLite does wait up to the busy timeout. In-memory databases are left out:
+no deployment serves from one.
 
 E010 is a validation error of `provider_profiles` or `planned` (with planned.enabled: every
 role assigned to a known profile, all of them of one trust_group), with a hint of its own.
@@ -57,6 +67,7 @@ from urllib.parse import parse_qs, urlsplit
 from django.apps import AppConfig
 from django.conf import settings as django_settings
 from django.core.checks import CheckMessage, Error, Warning
+from django.db import router
 from django.utils.module_loading import import_string
 
 from chatomon.data.errors import DataConfigurationError
@@ -82,6 +93,8 @@ IN_MEMORY_LAYER = "channels.layers.InMemoryChannelLayer"
 LOCAL_MEMORY_CACHE = "django.core.cache.backends.locmem.LocMemCache"
 ORBITAL_KEYS = ("atom.input[", "atom.output[")
 PLANNED_KEYS = ("planned", "provider_profiles")
+# Transaction modes that take SQLite's write lock at BEGIN, where the busy timeout applies.
+WRITER_TRANSACTION_MODES = frozenset({"IMMEDIATE", "EXCLUSIVE"})
 
 
 def check_chat(app_configs: Iterable[AppConfig] | None = None, **_: Any) -> list[CheckMessage]:
@@ -107,6 +120,7 @@ def check_chat(app_configs: Iterable[AppConfig] | None = None, **_: Any) -> list
         messages += _deployment_warnings(settings)
         messages += _layer_timeout_warnings()
         messages += _connection_health_warnings()
+        messages += _sqlite_transaction_warnings()
     return messages
 
 
@@ -423,19 +437,69 @@ def _connection_health_warnings() -> list[CheckMessage]:
     return warnings
 
 
+def _sqlite_transaction_warnings() -> list[CheckMessage]:
+    """W005 for the chat store's SQLite file databases whose transactions start DEFERRED."""
+    from chatomon.django import models  # noqa: PLC0415 - the models load once apps are ready
+
+    store_models = (models.Conversation, models.Turn, models.PendingConfirmation)
+    aliases = sorted({router.db_for_write(model) for model in store_models})
+    databases = getattr(django_settings, "DATABASES", {}) or {}
+    warnings: list[CheckMessage] = []
+    for alias in aliases:
+        database = databases.get(alias)
+        if not isinstance(database, Mapping) or not _is_sqlite(database.get("ENGINE")):
+            continue
+        if _in_memory(database.get("NAME")):
+            continue
+        mode = (database.get("OPTIONS") or {}).get("transaction_mode")
+        if isinstance(mode, str) and mode.upper() in WRITER_TRANSACTION_MODES:
+            continue
+        how = "transaction_mode not set" if mode is None else f"transaction_mode {mode!r}"
+        warnings.append(
+            Warning(
+                f"DATABASES[{alias!r}]: the chat store's SQLite transactions start DEFERRED "
+                f"({how}): a turn opening while another connection writes "
+                "fails at once with 'database is locked' (the busy timeout does not apply to "
+                "a read transaction's upgrade) and the user gets store_unavailable",
+                hint=f"Set DATABASES[{alias!r}]['OPTIONS']['transaction_mode'] = 'IMMEDIATE': "
+                "each transaction then takes the write lock at BEGIN, waiting up to the "
+                "OPTIONS 'timeout' (5 s by default) for it.",
+                id="chatomon.W005",
+            )
+        )
+    return warnings
+
+
+def _in_memory(name: Any) -> bool:
+    """Whether a SQLite NAME is an in-memory database (as set, or as the test runner names it)."""
+    text = str(name or ":memory:")
+    return text == ":memory:" or "mode=memory" in text
+
+
 def _is_postgresql(engine: Any) -> bool:
-    """Whether the backend at `engine` (a DATABASES ENGINE) is PostgreSQL's, or one built on it.
+    """Whether the backend at `engine` (a DATABASES ENGINE) is PostgreSQL's, or one built on it."""
+    return _is_vendor(engine, "postgresql", (".postgresql", ".postgis"))
+
+
+def _is_sqlite(engine: Any) -> bool:
+    """Whether the backend at `engine` (a DATABASES ENGINE) is SQLite's, or one built on it."""
+    return _is_vendor(engine, "sqlite", (".sqlite3", ".spatialite"))
+
+
+def _is_vendor(engine: Any, vendor: str, suffixes: tuple[str, ...]) -> bool:
+    """Whether the backend at `engine` (a DATABASES ENGINE) is of `vendor`.
 
     Asked of its `base.DatabaseWrapper`, the class Django loads from every ENGINE; by the
-    name when it cannot be loaded here (no driver, no GDAL: Django reports that itself).
+    name's `suffixes` when it cannot be loaded here (no driver, no GDAL: Django reports
+    that itself).
     """
     if not isinstance(engine, str):
         return False
     try:
         wrapper = import_string(f"{engine}.base.DatabaseWrapper")
     except Exception:  # noqa: BLE001 - ImportError, or ImproperlyConfigured from its set-up
-        return engine.endswith((".postgresql", ".postgis"))
-    return getattr(wrapper, "vendor", None) == "postgresql"
+        return engine.endswith(suffixes)
+    return getattr(wrapper, "vendor", None) == vendor
 
 
 def _blocking_receive_seconds(backend: Any) -> float | None:
