@@ -45,11 +45,15 @@ def database_from_url(url: str | None) -> dict[str, Any]:
         return database
     if parts.scheme == "sqlite":
         # A file database the way a deployment runs it: write-ahead log, one fsync per
-        # checkpoint rather than per commit (Django's SQLite init_command option).
+        # checkpoint rather than per commit (Django's SQLite init_command option), and
+        # transactions that wait for the write lock at BEGIN (chatomon.W005).
         return {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": parts.path or ":memory:",
-            "OPTIONS": {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"},
+            "OPTIONS": {
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+                "transaction_mode": "IMMEDIATE",
+            },
         }
     raise ValueError(f"unsupported DATABASE_URL scheme {parts.scheme!r}")
 
