@@ -1,12 +1,10 @@
 """Whole turns through ChatService with an instant provider: `python tests/benchmarks/chat.py`.
 
 Two turns: a plain answer, and a read with one query tool round (the toy schema as Django
-models, persisted in a DjangoStore). Every turn but the first continues the user's current
-conversation (no `conversation_id`): its opening checks the pending client confirmation
-and reads the conversation's items, which grow every turn. Reported per turn: median and
-p90 time, turns/s, the median CPU time of the process (every thread: the event loop's and
-the database thread's; close to the wall time, since the provider never waits), SQL
-statements and prompt characters sent to the provider (all rounds). SQLite always;
+models, persisted in a DjangoStore). Reported per turn: median and p90 time, turns/s, the
+median CPU time of the process (every thread: the event loop's and the database thread's;
+close to the wall time, since the provider never waits), SQL statements and prompt
+characters sent to the provider (all rounds). SQLite always;
 PostgreSQL too when DATABASE_URL is set. Writes results/chat.json.
 """
 
@@ -128,13 +126,7 @@ async def measure(kind: str) -> dict[str, Any]:
         provider.prompt_chars = 0
         before = STATEMENTS.executed
         started, cpu_started = time.perf_counter(), time.process_time()
-        # The first turn starts the conversation the others continue (the read turns go on
-        # in the plain turns'), so a database kept from an earlier run gives the same figures.
-        fresh = kind == "plain" and number == 0
-        asked = service.run_turn(
-            actor, "Which projects use aluminum parts?", new_conversation=fresh
-        )
-        events = [e async for e in asked]
+        events = [e async for e in service.run_turn(actor, "Which projects use aluminum parts?")]
         elapsed, cpu_elapsed = time.perf_counter() - started, time.process_time() - cpu_started
         assert events[-1]["type"] == "done", events[-1]
         if number >= WARMUP:
@@ -153,71 +145,13 @@ async def measure(kind: str) -> dict[str, Any]:
     }
 
 
-OPENINGS = ("pending read, then open_turn", "open_turn(refuse_pending=True)")
-"""How a turn of a continuing conversation opens: before 8f216c5 (two store calls, the
-current conversation computed in each) and since (one call, the check under the lock)."""
-
-
-async def measure_opening() -> list[dict[str, Any]]:
-    """The store calls that open a turn of a continuing conversation, each way, interleaved.
-
-    The two ways alternate, so the machine's load drifts over both alike. The conversation
-    holds 20 items (the service's default recent window); each opened turn is aborted after
-    its measurement, outside it.
-    """
-    from chatomon.chat.store import MessageItem, Owner  # noqa: PLC0415
-    from chatomon.django.persistence.store import DjangoStore  # noqa: PLC0415
-
-    store = DjangoStore()
-    owner = Owner.user(2)
-    first = await store.open_turn(owner, None)
-    assert first is not None
-    items = [MessageItem.user("Which parts?"), MessageItem.assistant("Bolt, gear.")] * 10
-    await store.close_turn(
-        owner, first.conversation.id, first.turn.id, items=items, status="completed"
-    )
-
-    async def separately() -> Any:
-        waiting = await store.pending_client_confirmation(owner, None, latest=True)
-        assert waiting is None
-        return await store.open_turn(owner, None, latest=True)
-
-    async def together() -> Any:
-        return await store.open_turn(owner, None, latest=True, refuse_pending=True)
-
-    samples: dict[str, list[float]] = {name: [] for name in OPENINGS}
-    statements: dict[str, list[int]] = {name: [] for name in OPENINGS}
-    for number in range(WARMUP + TURNS):
-        for name, opening in zip(OPENINGS, (separately, together), strict=True):
-            before = STATEMENTS.executed
-            started = time.perf_counter()
-            opened = await opening()
-            elapsed = time.perf_counter() - started
-            executed = STATEMENTS.executed - before
-            await store.update_turn(opened.turn.id, status="aborted")
-            if number >= WARMUP:
-                samples[name].append(elapsed * 1000)
-                statements[name].append(executed)
-    return [
-        {
-            "opening": name,
-            "median_ms": round(statistics.median(samples[name]), 3),
-            "p90_ms": round(percentile(samples[name], 0.9), 3),
-            "sql_per_open": round(statistics.median(statements[name]), 1),
-        }
-        for name in OPENINGS
-    ]
-
-
-def run_on(database_url: str, label: str) -> dict[str, list[dict[str, Any]]]:
-    """Both turn kinds, and the two ways of opening, on one database."""
+def run_on(database_url: str, label: str) -> list[dict[str, Any]]:
+    """Both turn kinds on one database."""
     setup_django(database_url)
     from asgiref.sync import sync_to_async  # noqa: PLC0415
 
     asyncio.run(sync_to_async(seed)())
-    turns = [{"database": label, **asyncio.run(measure(kind))} for kind in ("plain", "read")]
-    openings = [{"database": label, **row} for row in asyncio.run(measure_opening())]
-    return {"turns": turns, "openings": openings}
+    return [{"database": label, **asyncio.run(measure(kind))} for kind in ("plain", "read")]
 
 
 def main() -> None:
@@ -226,15 +160,12 @@ def main() -> None:
         print(json.dumps(run_on(sys.argv[1], sys.argv[2])))
         return
     rows: list[dict[str, Any]] = []
-    openings: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as folder:
         targets = [(f"sqlite:///{folder}/chat.sqlite3", "sqlite")]
         if os.environ.get("DATABASE_URL", "").startswith("postgres"):
             targets.append((os.environ["DATABASE_URL"], "postgresql"))
         for url, label in targets:
-            measured = run_child(__file__, url, label)
-            rows += measured["turns"]
-            openings += measured["openings"]
+            rows += run_child(__file__, url, label)
     print_table(
         f"ChatService turns, instant provider (median of {TURNS})",
         rows,
@@ -249,12 +180,7 @@ def main() -> None:
             "prompt_chars",
         ],
     )
-    print_table(
-        f"Opening a turn of a continuing conversation, store calls only (median of {TURNS})",
-        openings,
-        ["database", "opening", "median_ms", "p90_ms", "sql_per_open"],
-    )
-    print(f"written: {write_results('chat', {'rows': rows, 'openings': openings})}")
+    print(f"written: {write_results('chat', {'rows': rows})}")
 
 
 if __name__ == "__main__":

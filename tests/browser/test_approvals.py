@@ -63,7 +63,7 @@ def test_a_users_request_appears_live_staff_approve_and_the_turn_continues(new_p
     expect(decided.get_by_role("link", name="open the resumed turn")).to_be_visible()
     screenshot(staff, "approvals-decided")
 
-    expect(user.locator(".chatomon-note").last).to_have_text("Decision: approved by staff")
+    expect(user.locator(".chatomon-note").last).to_have_text("Decision: approved by a staff member")
     expect(user.locator(".chatomon-assistant").last).to_have_text(
         "Done: part P-1001 now costs 14.50 EUR per unit."
     )
@@ -84,7 +84,7 @@ def test_a_rejected_approval_tells_the_user_nothing_changed(new_page) -> None:
     card.get_by_label("Reason (for a rejection)").fill("too cheap")
     card.get_by_role("button", name="Reject").click()
 
-    expect(user.locator(".chatomon-note").last).to_have_text("Decision: rejected by staff")
+    expect(user.locator(".chatomon-note").last).to_have_text("Decision: rejected by a staff member")
     expect(user.locator(".chatomon-assistant").last).to_contain_text("The change was not made")
     # The reason typed on the card is kept with the decision.
     staff.get_by_role("link", name="Decided confirmations (history)").click()

@@ -57,7 +57,7 @@ def test_staff_confirm_their_own_assignment_inline_in_the_console_chat(new_page)
     expect(page.locator(".cc-message--assistant .cc-text").last).to_have_text(
         "Done: part P-1010 is now used by project PRJ-103."
     )
-    # Named as everywhere in the console, not by the stored "user:<id>".
+    # The asker's own decision reads "you", never the stored "user:<id>".
     expect(page.locator(".cc-message--note").last).to_have_text(
-        "assignPartToProject approved by staff"
+        "assignPartToProject approved by you"
     )

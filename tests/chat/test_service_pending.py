@@ -1,8 +1,7 @@
 """`confirmation_pending` in ChatService: a conversation waiting on its user refuses messages.
 
-The rule lives in the service, checked by the store inside the turn's opening
-(`open_turn(..., refuse_pending=True)`), so every surface calling `run_turn` gets it: the
-transports, the console's chat, the notebook.
+The rule lives in the service (behind the store's `pending_client_confirmation`), so every
+surface calling `run_turn` gets it: the transports, the console's chat, the notebook.
 """
 
 from __future__ import annotations
@@ -108,60 +107,39 @@ async def test_another_owner_is_not_refused_by_a_foreign_confirmation(
 
 
 class CountingStore(MemoryStore):
-    """A MemoryStore that records how turns are opened and counts pending reads, or fails opens."""
+    """A MemoryStore that counts the pending reads, or fails them."""
 
     def __init__(self, failure: Exception | None = None) -> None:
         super().__init__()
         self.reads = 0
-        self.opens: list[bool] = []  # each open's refuse_pending
         self.failure = failure
-
-    async def open_turn(self, *args: Any, **kwargs: Any) -> Any:
-        self.opens.append(kwargs.get("refuse_pending", False))
-        if self.failure is not None:
-            raise self.failure
-        return await super().open_turn(*args, **kwargs)
 
     async def pending_client_confirmation(self, *args: Any, **kwargs: Any) -> Any:
         self.reads += 1
+        if self.failure is not None:
+            raise self.failure
         return await super().pending_client_confirmation(*args, **kwargs)
 
 
-async def test_the_check_is_inside_the_one_opening_call() -> None:
+async def test_a_new_conversation_pays_no_read() -> None:
     store = CountingStore()
     chat = service(store, ScriptedProvider([["Hi."], ["Again."]]))
     assert (await collect(chat.run_turn(USER, "hi", new_conversation=True)))[-1]["type"] == "done"
+    assert store.reads == 0
     assert (await collect(chat.run_turn(USER, "again")))[-1]["type"] == "done"
-    # One store call per message, the check in it: no separate read before the opening.
-    assert store.opens == [True, True] and store.reads == 0
-
-
-async def test_a_refused_message_is_one_call_and_writes_nothing() -> None:
-    store = CountingStore()
-    chat = service(store, two_turns(), settings=confirm_settings())
-    announced = await waiting_turn(chat)
-    turns_before = await store.list_turns()
-    refused = await collect(chat.run_turn(USER, "something else"))
-    assert [e["code"] for e in refused] == ["confirmation_pending"]
-    assert len(store.opens) == 2 and store.reads == 0
-    assert await store.list_turns() == turns_before
-    conversation = UUID(announced["conversation_id"])
-    assert len(await store.list_conversations(Owner.user(7))) == 1
-    texts = [m.item.content for m in await store.messages(Owner.user(7), conversation)]
-    assert "something else" not in texts
+    assert store.reads == 1
 
 
 @pytest.mark.parametrize(
     ("failure", "reason"),
     [(StoreUnavailableError("down"), "store_unavailable"), (RuntimeError("bug"), None)],
 )
-@pytest.mark.parametrize("new_conversation", [False, True])
-async def test_a_failed_opening_refuses_the_message_without_a_turn(
-    failure: Exception, reason: str | None, new_conversation: bool
+async def test_a_failed_read_refuses_the_message_without_opening_a_turn(
+    failure: Exception, reason: str | None
 ) -> None:
     store = CountingStore(failure)
     chat = service(store, ScriptedProvider([["Hi."]]))
-    (event,) = await collect(chat.run_turn(USER, "hi", new_conversation=new_conversation))
+    (event,) = await collect(chat.run_turn(USER, "hi"))
     assert (event["code"], event.get("reason")) == ("chat_error", reason)
     assert await store.list_turns() == []
 
@@ -170,7 +148,7 @@ async def test_a_malformed_conversation_id_is_not_found_not_pending() -> None:
     store = CountingStore()
     chat = service(store, ScriptedProvider([["Hi."]]))
     (event,) = await collect(chat.run_turn(USER, "hi", "not-a-uuid"))
-    assert event["code"] == "conversation_not_found" and store.opens == []
+    assert event["code"] == "conversation_not_found" and store.reads == 0
 
 
 async def test_the_pending_read_is_of_one_conversation(store: ConversationStore) -> None:

@@ -264,6 +264,9 @@ class ChatService:
         if (found := unstorable(text)) is not None:
             raise ValueError(found.describe("The message text"))
         who = owner_of(actor, owner)
+        if not new_conversation and (refusal := await self._waiting(who, conversation_id)):
+            yield refusal
+            return
         try:
             opened = await self._open(who, conversation_id, latest=not new_conversation)
         except StoreUnavailableError as error:
@@ -280,9 +283,6 @@ class ChatService:
                 "This conversation does not exist.",
                 conversation_id=None if conversation_id is None else str(conversation_id),
             )
-            return
-        if isinstance(opened, PendingConfirmation):
-            yield pending_event(opened)
             return
         conversation = opened.conversation
         start = opened.messages[-1].position + 1 if opened.messages else 0
@@ -515,19 +515,34 @@ class ChatService:
             **config.options,
         )
 
-    async def _open(
-        self, owner: Owner, conversation_id: str | UUID | None, *, latest: bool
-    ) -> OpenedTurn | PendingConfirmation | None:
-        """The opened turn, or the client confirmation refusing it (None: no such conversation).
+    async def _waiting(
+        self, owner: Owner, conversation_id: str | UUID | None
+    ) -> dict[str, Any] | None:
+        """The refusal of a message to a conversation waiting on its client confirmation.
 
         The confirmation belongs to the conversation, not to the socket or page that
         showed it: a reloaded page, a second tab, a plain HTTP client, the console's chat
         or a notebook cannot slip a message past it (`confirmation_pending`). Staff
-        approvals do not block: the user cannot decide them. The store checks inside the
-        opening's unit of work (`refuse_pending`), so a turn suspending at that moment
-        cannot let a message through, and a continuing conversation pays no extra trip; a
-        new conversation has nothing to check.
+        approvals do not block: the user cannot decide them. A new conversation is never
+        refused, and the caller skips this read for it.
         """
+        try:
+            key = None if conversation_id is None else UUID(str(conversation_id))
+        except ValueError:
+            return None  # no such conversation: opening the turn says so
+        try:
+            waiting = await self.store.pending_client_confirmation(owner, key, latest=True)
+        except StoreUnavailableError as error:
+            logger.error("a chat message was refused: its store is unavailable: %s", error)
+            return store_unavailable_event()
+        except Exception:
+            logger.exception("reading a conversation's pending confirmation failed")
+            return error_event("chat_error", GENERIC_ERROR_MESSAGE)
+        return None if waiting is None else pending_event(waiting)
+
+    async def _open(
+        self, owner: Owner, conversation_id: str | UUID | None, *, latest: bool
+    ) -> OpenedTurn | None:
         key: UUID | None
         if conversation_id is None or isinstance(conversation_id, UUID):
             key = conversation_id
@@ -538,15 +553,13 @@ class ChatService:
                 return None
         # A store call runs on in its worker thread when the caller is cancelled: wait for
         # it, so that the turn it opened is recorded as aborted rather than left running.
-        opening = asyncio.ensure_future(
-            self.store.open_turn(owner, key, latest=latest, refuse_pending=True)
-        )
+        opening = asyncio.ensure_future(self.store.open_turn(owner, key, latest=latest))
         try:
             return await asyncio.shield(opening)
         except asyncio.CancelledError:
             with contextlib.suppress(Exception):  # an open that failed left nothing running
                 opened = await opening
-                if isinstance(opened, OpenedTurn):
+                if opened is not None:
                     await self.driver.closer.abort(opened.turn.id)
             raise
 

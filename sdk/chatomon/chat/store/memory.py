@@ -13,7 +13,7 @@ import threading
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal, overload
+from typing import Any
 from uuid import UUID
 
 from chatomon.chat.store.records import (
@@ -150,81 +150,37 @@ class MemoryStore:
             self._turns[turn.id] = turn
         return turn
 
-    def _current_locked(self, owner: Owner) -> UUID | None:
-        """The conversation where `owner`'s latest turn started (see the protocol; lock held)."""
-        mine = {c.id: c for c in self._conversations.values() if c.owner == owner}
-        started = [t for t in self._turns.values() if t.conversation_id in mine]
+    def _current(self, owner: Owner) -> UUID | None:
+        """The conversation where `owner`'s latest turn started (see the protocol)."""
+        with self._lock:
+            mine = {c.id: c for c in self._conversations.values() if c.owner == owner}
+            started = [t for t in self._turns.values() if t.conversation_id in mine]
         if started:
             return max(started, key=lambda turn: turn.started_at).conversation_id
         return max(mine.values(), key=lambda c: c.created_at).id if mine else None
 
-    def _waiting_locked(
-        self, conversation_id: UUID, moment: datetime
-    ) -> PendingConfirmation | None:
-        """The conversation's oldest pending client confirmation at `moment` (lock held)."""
-        waiting = [
-            c
-            for c in self._confirmations.values()
-            if c.conversation_id == conversation_id
-            and c.approver == "client"
-            and c.as_of(moment).status == "pending"
-        ]
-        return min(waiting, key=lambda c: c.created_at, default=None)
-
-    @overload
     async def open_turn(
         self,
         owner: Owner,
         conversation_id: UUID | None,
         *,
         latest: bool = False,
-        refuse_pending: Literal[False] = False,
         now: datetime | None = None,
-    ) -> OpenedTurn | None: ...
-
-    @overload
-    async def open_turn(
-        self,
-        owner: Owner,
-        conversation_id: UUID | None,
-        *,
-        latest: bool = False,
-        refuse_pending: bool,
-        now: datetime | None = None,
-    ) -> OpenedTurn | PendingConfirmation | None: ...
-
-    async def open_turn(
-        self,
-        owner: Owner,
-        conversation_id: UUID | None,
-        *,
-        latest: bool = False,
-        refuse_pending: bool = False,
-        now: datetime | None = None,
-    ) -> OpenedTurn | PendingConfirmation | None:
-        """Start a running turn: the conversation (see the protocol), its items, the turn.
-
-        Everything under the lock, so `refuse_pending`'s check and the opening are atomic
-        with a concurrent `suspend_turn`'s confirmation.
-        """
+    ) -> OpenedTurn | None:
+        """Start a running turn: the conversation (see the protocol), its items, the turn."""
         moment = aware(now)
+        if conversation_id is None and latest:
+            conversation_id = self._current(owner)
+        if conversation_id is None:
+            conversation = await self.create_conversation(owner, now=moment)
+        else:
+            found = await self.get_conversation(owner, conversation_id)
+            if found is None:
+                return None
+            conversation = found
         with self._lock:
-            if conversation_id is None and latest:
-                conversation_id = self._current_locked(owner)
-            if conversation_id is None:
-                conversation = Conversation(uuid.uuid4(), owner, "", moment, moment)
-                self._conversations[conversation.id] = conversation
-                self._messages[conversation.id] = []
-            else:
-                found = self._conversations.get(conversation_id)
-                if found is None or found.owner != owner:
-                    return None
-                conversation = found
-                if refuse_pending and (waiting := self._waiting_locked(found.id, moment)):
-                    return waiting
             messages = list(self._messages[conversation.id])
-            turn = TurnRecord(uuid.uuid4().hex, conversation.id, "running", moment)
-            self._turns[turn.id] = turn
+        turn = await self.start_turn(owner, conversation.id, now=moment)
         return OpenedTurn(conversation, messages, turn)
 
     async def close_turn(
@@ -406,15 +362,19 @@ class MemoryStore:
     ) -> PendingConfirmation | None:
         """The oldest pending, unexpired client confirmation of that conversation, or None."""
         moment = aware(now)
+        if conversation_id is None and latest:
+            conversation_id = self._current(owner)
+        if conversation_id is None or await self.get_conversation(owner, conversation_id) is None:
+            return None
         with self._lock:
-            if conversation_id is None and latest:
-                conversation_id = self._current_locked(owner)
-            if conversation_id is None:
-                return None
-            found = self._conversations.get(conversation_id)
-            if found is None or found.owner != owner:
-                return None
-            return self._waiting_locked(conversation_id, moment)
+            waiting = [
+                c
+                for c in self._confirmations.values()
+                if c.conversation_id == conversation_id
+                and c.approver == "client"
+                and c.as_of(moment).status == "pending"
+            ]
+        return min(waiting, key=lambda c: c.created_at, default=None)
 
     async def claim(
         self,

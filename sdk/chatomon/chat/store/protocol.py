@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal, Protocol, overload, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 from uuid import UUID
 
 from chatomon.chat.store.records import (
@@ -97,51 +97,21 @@ class ConversationStore(Protocol):
         """
         ...
 
-    @overload
     async def open_turn(
         self,
         owner: Owner,
         conversation_id: UUID | None,
         *,
         latest: bool = False,
-        refuse_pending: Literal[False] = False,
         now: datetime | None = None,
-    ) -> OpenedTurn | None: ...
-
-    @overload
-    async def open_turn(
-        self,
-        owner: Owner,
-        conversation_id: UUID | None,
-        *,
-        latest: bool = False,
-        refuse_pending: bool,
-        now: datetime | None = None,
-    ) -> OpenedTurn | PendingConfirmation | None: ...
-
-    async def open_turn(
-        self,
-        owner: Owner,
-        conversation_id: UUID | None,
-        *,
-        latest: bool = False,
-        refuse_pending: bool = False,
-        now: datetime | None = None,
-    ) -> OpenedTurn | PendingConfirmation | None:
+    ) -> OpenedTurn | None:
         """Start a running turn in one unit of work: the conversation, its items, the turn.
 
         `conversation_id=None` starts a new conversation, or with `latest` continues the
         owner's current one: where the owner's latest turn started (a new one when the
-        owner has none). Returns None when the named conversation is unknown or not
-        `owner`'s (nothing is written then).
-
-        With `refuse_pending`, a conversation waiting on its user refuses the turn: its
-        oldest pending, unexpired client confirmation is returned instead and nothing is
-        written (staff approvals never count: the user cannot decide them; a new
-        conversation has nothing waiting). The check and the opening are one unit of work,
-        atomic with `suspend_turn`: a turn suspending at the same moment either has its
-        confirmation seen (the turn is refused) or sees this turn opened before it
-        suspended. This is the `confirmation_pending` rule of `ChatService.run_turn`.
+        owner has none). Returns
+        None when the named conversation is unknown or not `owner`'s (nothing is written
+        then).
         """
         ...
 
@@ -260,9 +230,6 @@ class ConversationStore(Protocol):
         The conversation is the one `open_turn` would continue: `conversation_id`, or with
         `latest` the owner's current one. None when nothing waits there, or the conversation
         is unknown or not `owner`'s. Staff approvals never count: the user cannot decide them.
-        A read for display (what a page shows as waiting): refusing a message is
-        `open_turn(..., refuse_pending=True)`, atomic with the opening, not this read
-        followed by an open.
         """
         ...
 

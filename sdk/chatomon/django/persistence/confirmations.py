@@ -22,7 +22,7 @@ from chatomon.chat.store.records import (
 from chatomon.django import models
 from chatomon.django.persistence.conversations import owned
 from chatomon.django.persistence.rows import confirmation_record
-from chatomon.django.persistence.turns import current_conversations, waiting_for_client
+from chatomon.django.persistence.turns import current_conversations
 
 __all__ = [
     "claim",
@@ -58,12 +58,10 @@ def pending_client_confirmation(
     """The oldest pending, unexpired client confirmation of the conversation (1 statement).
 
     The conversation is the named one, or with `latest` the owner's current one (the rule
-    `turns.open_turn` continues it by), read as a subquery: one round trip either way. A
-    read for display: the refusal of a message is `turns.open_unless_pending`, under the
-    conversation's lock.
+    `turns.open_turn` continues it by), read as a subquery: one round trip either way.
     """
-    rows = waiting_for_client(now).filter(
-        conversation__owner_kind=owner.kind, conversation__owner_key=owner.key
+    rows = visible_confirmations(owner).filter(
+        approver="client", status="pending", expires_at__gt=now
     )
     if conversation_id is not None:
         rows = rows.filter(conversation_id=conversation_id)
@@ -72,7 +70,7 @@ def pending_client_confirmation(
         rows = rows.filter(conversation_id=Subquery(current))
     else:
         return None
-    row = rows.first()
+    row = rows.order_by("created_at").first()
     return None if row is None else confirmation_record(row)
 
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from typing import Any, Literal, ParamSpec, TypeVar, overload
+from typing import Any, ParamSpec, TypeVar
 from uuid import UUID, uuid4
 
 from asgiref.sync import sync_to_async
@@ -159,48 +159,17 @@ class DjangoStore:
         turn_id = turn_id or uuid4().hex
         return await _run(turns.start_turn, owner, conversation_id, turn_id, aware(now))
 
-    @overload
     async def open_turn(
         self,
         owner: Owner,
         conversation_id: UUID | None,
         *,
         latest: bool = False,
-        refuse_pending: Literal[False] = False,
         now: datetime | None = None,
-    ) -> OpenedTurn | None: ...
-
-    @overload
-    async def open_turn(
-        self,
-        owner: Owner,
-        conversation_id: UUID | None,
-        *,
-        latest: bool = False,
-        refuse_pending: bool,
-        now: datetime | None = None,
-    ) -> OpenedTurn | PendingConfirmation | None: ...
-
-    async def open_turn(
-        self,
-        owner: Owner,
-        conversation_id: UUID | None,
-        *,
-        latest: bool = False,
-        refuse_pending: bool = False,
-        now: datetime | None = None,
-    ) -> OpenedTurn | PendingConfirmation | None:
-        """Start a running turn (2 statements new, 3 existing; see `turns.open_turn`).
-
-        With `refuse_pending`, in one transaction under the conversation's row lock (4
-        statements existing; see `turns.open_unless_pending`).
-        """
+    ) -> OpenedTurn | None:
+        """Start a running turn (2 statements new, 3 existing; see `turns.open_turn`)."""
         from chatomon.django.persistence import turns
 
-        if refuse_pending:
-            return await _run(
-                turns.open_unless_pending, owner, conversation_id, aware(now), latest=latest
-            )
         return await _run(turns.open_turn, owner, conversation_id, aware(now), latest=latest)
 
     async def close_turn(
@@ -330,10 +299,7 @@ class DjangoStore:
         latest: bool = False,
         now: datetime | None = None,
     ) -> PendingConfirmation | None:
-        """The oldest pending, unexpired client confirmation of that conversation (1 statement).
-
-        A read for display; the refusal of a message is `open_turn(refuse_pending=True)`.
-        """
+        """The oldest pending, unexpired client confirmation of that conversation (1 statement)."""
         from chatomon.django.persistence import confirmations
 
         return await _run(

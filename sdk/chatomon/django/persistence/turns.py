@@ -2,9 +2,8 @@
 
 A turn moves only along `chatomon.chat.store.records.TURN_TRANSITIONS`, each move one
 conditional UPDATE (filtered on the statuses it may come from), so two writers never both
-move a turn. Every chat turn runs `open_turn` (or `open_unless_pending`) and `close_turn`;
-their statement counts are pinned by tests/stores/test_turn_queries.py and
-tests/stores/test_pending_queries.py.
+move a turn. Every chat turn runs `open_turn` and `close_turn`; their statement counts are
+pinned by tests/stores/test_turn_queries.py.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from typing import Any
 from uuid import UUID
 
 from django.db import IntegrityError, router, transaction
-from django.db.models import F, Max, QuerySet, Subquery
+from django.db.models import F, Max, QuerySet
 
 from chatomon.chat.store.records import (
     MessageItem,
@@ -51,12 +50,10 @@ __all__ = [
     "list_turns",
     "move",
     "open_turn",
-    "open_unless_pending",
     "start_turn",
     "suspend_turn",
     "turn_columns",
     "update_turn",
-    "waiting_for_client",
 ]
 
 
@@ -89,71 +86,6 @@ def open_turn(
     messages = items_of(found.pk)
     turn = _running_turn(found, now)
     return OpenedTurn(conversation_record(found), messages, turn_record(turn))
-
-
-def open_unless_pending(
-    owner: Owner, conversation_id: UUID | None, now: datetime, *, latest: bool = False
-) -> OpenedTurn | PendingConfirmation | None:
-    """`open_turn`, refused while the conversation waits on its user: one unit of work.
-
-    The conversation `open_turn` would continue (`conversation_id`, or with `latest` the
-    owner's current one) is read and locked (`SELECT ... FOR UPDATE` on PostgreSQL), then
-    its oldest pending, unexpired client confirmation is read: when there is one it is
-    returned and nothing is written. Otherwise the turn opens as in `open_turn`. 4
-    statements for an existing conversation (the lock, the pending read, the items, the
-    turn), one transaction; a new conversation (none named, no `latest`, or an owner
-    without one) 2 or 3 as in `open_turn`, with no pending read: nothing waits there.
-
-    Why the lock: `suspend_turn` touches (locks) the conversation row in the transaction
-    that records a confirmation. A suspension that got there first makes the lock wait
-    for its commit, and the pending read (its own statement, so a fresh snapshot under
-    READ COMMITTED) then sees the confirmation; one that comes later waits for this
-    transaction, so the turn it sees opened is one that started before it suspended.
-    SQLite ignores the lock; what keeps this transaction whole there is SQLite's single
-    writer, but only when it takes the write lock at its start: a DEFERRED transaction
-    (SQLite's default) reads first and upgrades at the turn's insert, and an upgrade that
-    meets another connection's write fails at once with "database is locked" (the busy
-    timeout does not apply to it), answered as `store_unavailable`. Hence
-    `"OPTIONS": {"transaction_mode": "IMMEDIATE"}` for SQLite (the demo sets it;
-    system check chatomon.W005 warns without it).
-    """
-    if conversation_id is None and not latest:
-        return open_turn(owner, None, now)
-    with transaction.atomic(using=router.db_for_write(models.Turn)):
-        if conversation_id is not None:
-            rows = owners_conversation(owner, conversation_id)
-        else:
-            # The current conversation as a subquery: the lock's own query has no
-            # aggregate (PostgreSQL refuses FOR UPDATE with GROUP BY), and no second trip.
-            current = current_conversations(owner).values("pk")[:1]
-            rows = models.Conversation.objects.filter(pk=Subquery(current))
-        found = rows.select_for_update().first()
-        if found is None:
-            if conversation_id is not None:
-                return None
-            conversation = models.Conversation.objects.create(
-                owner_kind=owner.kind, owner_key=owner.key, created_at=now, updated_at=now
-            )
-            turn = _running_turn(conversation, now)
-            return OpenedTurn(conversation_record(conversation), [], turn_record(turn))
-        waiting = waiting_for_client(now).filter(conversation_id=found.pk).first()
-        if waiting is not None:
-            return confirmation_record(waiting)
-        messages = items_of(found.pk)
-        turn = _running_turn(found, now)
-    return OpenedTurn(conversation_record(found), messages, turn_record(turn))
-
-
-def waiting_for_client(now: datetime) -> QuerySet[models.PendingConfirmation]:
-    """Pending client confirmations unexpired at `now`, oldest first, as a query.
-
-    What refuses a message (`open_unless_pending`): staff approvals never count, the user
-    cannot decide them.
-    """
-    rows = models.PendingConfirmation.objects.filter(
-        approver="client", status="pending", expires_at__gt=now
-    )
-    return rows.order_by("created_at")
 
 
 def current_conversation(owner: Owner) -> models.Conversation | None:
