@@ -12,7 +12,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.core.management import CommandError, call_command
 
-from chatomon.chat.store import Owner
+from chatomon.chat.store import NewConfirmation, Owner
 from chatomon.data.actor import SimpleActor
 from chatomon.django.persistence.store import DjangoStore
 from chatomon.django.service import chat_service
@@ -93,12 +93,13 @@ async def resume_recently(turn_id: str) -> None:
     turn = await store.get_turn(turn_id)
     assert turn is not None
     owner = Owner.user(1)
-    await store.update_turn(turn_id, status="awaiting_confirmation")
-    pending = await store.create_confirmation(
-        owner, turn.conversation_id, turn_id=turn_id, call_id="c1", mutation="createPart",
-        input={}, preview=None, approver="staff",
+    asked = NewConfirmation(
+        call_id="c1", mutation="createPart", input={}, preview=None, approver="staff",
         expires_at=datetime.now(UTC) + timedelta(hours=1), state={},
     )  # fmt: skip
+    pending = await store.suspend_turn(
+        owner, turn.conversation_id, turn_id, items=[], confirmation=asked
+    )
     await store.claim(pending.id, decision="approved", decided_by="staff:tester")
     await store.update_turn(turn_id, status="running")
 

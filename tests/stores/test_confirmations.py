@@ -8,7 +8,14 @@ from datetime import timedelta
 
 import pytest
 
-from chatomon.chat.store import TIMED_OUT_REASON, ConversationStore, Owner, PendingConfirmation
+from chatomon.chat.store import (
+    TIMED_OUT_REASON,
+    Approver,
+    ConversationStore,
+    NewConfirmation,
+    Owner,
+    PendingConfirmation,
+)
 from tests.stores.conftest import NOW
 
 OWNER = Owner.session("s" * 40)
@@ -16,16 +23,18 @@ EXPIRES = NOW + timedelta(minutes=10)
 
 
 async def pending(
-    store: ConversationStore, owner: Owner = OWNER, approver: str = "client"
+    store: ConversationStore, owner: Owner = OWNER, approver: Approver = "client"
 ) -> PendingConfirmation:
     conversation = await store.create_conversation(owner, now=NOW)
     turn = await store.start_turn(owner, conversation.id, now=NOW)
-    await store.update_turn(turn.id, status="awaiting_confirmation", now=NOW)
-    return await store.create_confirmation(
-        owner, conversation.id, turn_id=turn.id, call_id="call-1", mutation="createPart",
-        input={"name": "Bolt"}, preview={"new": {"name": "Bolt"}}, approver=approver,
-        expires_at=EXPIRES, state={"messages": [{"role": "user", "content": "add"}]}, now=NOW,
+    asked = NewConfirmation(
+        call_id="call-1", mutation="createPart", input={"name": "Bolt"},
+        preview={"new": {"name": "Bolt"}}, approver=approver, expires_at=EXPIRES,
+        state={"messages": [{"role": "user", "content": "add"}]},
     )  # fmt: skip
+    return await store.suspend_turn(
+        owner, conversation.id, turn.id, items=[], confirmation=asked, now=NOW
+    )
 
 
 async def test_a_confirmation_round_trips(store: ConversationStore) -> None:

@@ -14,6 +14,7 @@ from chatomon.chat.store import (
     ConversationStore,
     ConversationSummary,
     MessageItem,
+    NewConfirmation,
     Owner,
 )
 from chatomon.django import models
@@ -118,20 +119,17 @@ async def test_every_store_method_releases_its_connection(releases: list[bool]) 
     await call("close_turn", OWNER, conversation.id, opened.turn.id, items=[], status="completed")
     await call("get_turn", opened.turn.id)
     await call("list_turns", conversation_id=conversation.id)
+    suspending = await call("start_turn", OWNER, conversation.id)
     confirmation = await call(
-        "create_confirmation", OWNER, conversation.id, turn_id=opened.turn.id, call_id="c",
-        mutation="m", input={}, preview=None, approver="client",
-        expires_at=datetime.now(UTC) + timedelta(minutes=5), state={},
+        "suspend_turn", OWNER, conversation.id, suspending.id, items=[MessageItem.user("Go")],
+        confirmation=NewConfirmation(
+            call_id="c2", mutation="m", input={}, preview=None, approver="staff",
+            expires_at=datetime.now(UTC) + timedelta(minutes=5), state={},
+        ),
     )  # fmt: skip
     await call("get_confirmation", confirmation.id)
     await call("list_pending")
     await call("pending_client_confirmation", OWNER, None, latest=True)
-    suspending = await call("start_turn", OWNER, conversation.id)
-    await call(
-        "suspend_turn", OWNER, conversation.id, suspending.id, items=[MessageItem.user("Go")],
-        call_id="c2", mutation="m", input={}, preview=None, approver="staff",
-        expires_at=datetime.now(UTC) + timedelta(minutes=5), state={},
-    )  # fmt: skip
     await call("claim", confirmation.id, decision="approved", decided_by="u")
     await call("expire_due")
     await call("prune", datetime.now(UTC) - timedelta(days=1))

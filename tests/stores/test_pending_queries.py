@@ -11,7 +11,7 @@ from datetime import timedelta
 
 import pytest
 
-from chatomon.chat.store import Approver, Owner, PendingConfirmation
+from chatomon.chat.store import Approver, NewConfirmation, Owner, PendingConfirmation
 from chatomon.chat.store.records import OpenedTurn
 from chatomon.django.persistence import confirmations, turns
 from tests.stores.conftest import NOW
@@ -27,11 +27,13 @@ def waiting_in_a_new_conversation(
     """A turn opened in a new conversation of OWNER and its pending confirmation."""
     opened = turns.open_turn(OWNER, None, NOW)
     assert opened is not None
-    confirmation = confirmations.create_confirmation(
-        OWNER, opened.conversation.id, turn_id=opened.turn.id, call_id="c", mutation="m",
-        input={}, preview=None, approver=approver, expires_at=NOW + timedelta(minutes=5),
-        state={}, created_at=NOW,
+    asked = NewConfirmation(
+        call_id="c", mutation="m", input={}, preview=None, approver=approver,
+        expires_at=NOW + timedelta(minutes=5), state={},
     )  # fmt: skip
+    confirmation = turns.suspend_turn(
+        OWNER, opened.conversation.id, opened.turn.id, items=[], confirmation=asked, now=NOW
+    )
     return opened, confirmation
 
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from chatomon.chat.store import ConversationStore, MessageItem, Owner
+from chatomon.chat.store import (
+    ConversationStore,
+    MessageItem,
+    NewConfirmation,
+    Owner,
+    PendingConfirmation,
+)
 from tests.stores.conftest import NOW
 
 OWNER = Owner.user(1)
@@ -20,13 +26,17 @@ async def test_prune_deletes_stale_conversations_and_resolved_confirmations(
     )  # fmt: skip
     await store.start_turn(OWNER, old.id, turn_id="old-turn", now=NOW - timedelta(days=3))
     fresh = await store.create_conversation(OWNER, now=NOW)
-    turn = await store.start_turn(OWNER, fresh.id, now=NOW)
 
-    async def confirmation(expires_in: timedelta) -> object:
-        return await store.create_confirmation(
-            OWNER, fresh.id, turn_id=turn.id, call_id="c", mutation="m", input={}, preview=None,
-            approver="client", expires_at=NOW + expires_in, state={}, now=NOW - timedelta(days=2),
+    async def confirmation(expires_in: timedelta) -> PendingConfirmation:
+        # Each waits on a turn of its own.
+        turn = await store.start_turn(OWNER, fresh.id, now=NOW)
+        asked = NewConfirmation(
+            call_id="c", mutation="m", input={}, preview=None, approver="client",
+            expires_at=NOW + expires_in, state={},
         )  # fmt: skip
+        return await store.suspend_turn(
+            OWNER, fresh.id, turn.id, items=[], confirmation=asked, now=NOW
+        )
 
     decided = await confirmation(timedelta(hours=1))
     await store.claim(decided.id, decision="rejected", decided_by="x", now=NOW - timedelta(days=2))

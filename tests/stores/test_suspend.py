@@ -9,7 +9,13 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from chatomon.chat.store import ConversationStore, MessageItem, Owner, PendingConfirmation
+from chatomon.chat.store import (
+    ConversationStore,
+    MessageItem,
+    NewConfirmation,
+    Owner,
+    PendingConfirmation,
+)
 from chatomon.chat.store.records import ConversationNotFoundError
 from chatomon.django import models
 from chatomon.django.persistence import turns
@@ -21,13 +27,14 @@ EXPIRES = NOW + timedelta(minutes=10)
 ITEMS = [MessageItem.user("Add a bolt"), MessageItem.assistant("")]
 
 
-def asked(**overrides: Any) -> dict[str, Any]:
-    """The confirmation fields of a suspension, with `overrides`."""
-    return {
+def asked(**overrides: Any) -> dict[str, NewConfirmation]:
+    """The `confirmation` argument of a suspension, its fields with `overrides`."""
+    fields: dict[str, Any] = {
         "call_id": "call-1", "mutation": "createPart", "input": {"name": "Bolt"},
         "preview": {"new": {"name": "Bolt"}}, "approver": "client", "expires_at": EXPIRES,
         "state": {"loop": {"round": 1}}, **overrides,
     }  # fmt: skip
+    return {"confirmation": NewConfirmation(**fields)}
 
 
 async def running(store: ConversationStore, owner: Owner = OWNER) -> tuple[Any, str]:
@@ -85,13 +92,9 @@ async def test_another_owners_conversation_stores_nothing_of_the_suspension(
     assert (await store.get_turn(turn_id)).status == "running"
 
 
-async def test_an_unknown_approver_is_refused(store: ConversationStore) -> None:
-    conversation, turn_id = await running(store)
-    with pytest.raises(ValueError, match="approver must be"):
-        await store.suspend_turn(
-            OWNER, conversation.id, turn_id, items=[], now=NOW, **asked(approver="robot")
-        )
-    assert (await store.get_turn(turn_id)).status == "running"
+def test_an_unknown_approver_is_refused_before_any_store_is_asked() -> None:
+    with pytest.raises(ValueError, match="approver must be 'client' or 'staff', got 'robot'"):
+        asked(approver="robot")
 
 
 @pytest.mark.django_db

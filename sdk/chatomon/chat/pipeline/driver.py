@@ -28,7 +28,7 @@ from chatomon.chat.pipeline.wire import (
     streamed_event,
 )
 from chatomon.chat.store.protocol import ConversationStore
-from chatomon.chat.store.records import Approver, TurnStatus
+from chatomon.chat.store.records import Approver, NewConfirmation, TurnStatus
 from chatomon.errors import NucleusError, StoreUnavailableError, ToolLoopError
 from chatomon.events import TurnDone, TurnSuspended
 from chatomon.public_errors import GENERIC_PUBLIC_ERROR, public_chat_error
@@ -176,14 +176,11 @@ class TurnDriver:
             run.conversation_id,
             run.turn_id,
             items=stored,
-            call_id=pending.id,
-            mutation=pending.mutation,
-            input=pending.input,
-            preview=pending.preview,
-            approver=approver,
-            expires_at=expires_at,
-            state=state,
-        )
+            confirmation=NewConfirmation(
+                pending.id, pending.mutation, pending.input, pending.preview, approver,
+                expires_at, state,
+            ),
+        )  # fmt: skip
         await self.tell(
             run,
             "confirmation_requested",

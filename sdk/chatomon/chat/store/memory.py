@@ -11,9 +11,8 @@ import dataclasses
 import itertools
 import threading
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 from uuid import UUID
 
 from chatomon.chat.store.records import (
@@ -24,6 +23,7 @@ from chatomon.chat.store.records import (
     ConversationSummary,
     Decision,
     MessageItem,
+    NewConfirmation,
     OpenedTurn,
     Owner,
     PendingConfirmation,
@@ -261,32 +261,6 @@ class MemoryStore:
         turns.sort(key=lambda t: t.started_at, reverse=True)
         return turns[:limit] if limit is not None else turns
 
-    async def create_confirmation(
-        self,
-        owner: Owner,
-        conversation_id: UUID,
-        *,
-        turn_id: str,
-        call_id: str,
-        mutation: str,
-        input: Mapping[str, Any],
-        preview: Any,
-        approver: Approver,
-        expires_at: datetime,
-        state: Mapping[str, Any],
-        now: datetime | None = None,
-    ) -> PendingConfirmation:
-        """Record a pending confirmation."""
-        confirmation = _new_confirmation(
-            conversation_id, turn_id, call_id=call_id, mutation=mutation, input=input,
-            preview=preview, approver=approver, expires_at=expires_at, state=state,
-            moment=aware(now),
-        )  # fmt: skip
-        with self._lock:
-            self._owned(owner, conversation_id)
-            self._confirmations[confirmation.id] = confirmation
-        return confirmation
-
     async def suspend_turn(
         self,
         owner: Owner,
@@ -294,13 +268,7 @@ class MemoryStore:
         turn_id: str,
         *,
         items: Sequence[MessageItem],
-        call_id: str,
-        mutation: str,
-        input: Mapping[str, Any],
-        preview: Any,
-        approver: Approver,
-        expires_at: datetime,
-        state: Mapping[str, Any],
+        confirmation: NewConfirmation,
         now: datetime | None = None,
     ) -> PendingConfirmation:
         """Append the items, record the confirmation and move the turn: all or none.
@@ -314,16 +282,18 @@ class MemoryStore:
         with self._lock:
             conversation = self._owned(owner, conversation_id)
             moved = self._moved_locked(turn_id, "awaiting_confirmation", None, None, moment)
-            confirmation = _new_confirmation(
-                conversation_id, turn_id, call_id=call_id, mutation=mutation, input=input,
-                preview=preview, approver=approver, expires_at=expires_at, state=state,
-                moment=moment,
+            # Copies, so that the caller's later changes never reach the stored record.
+            pending = PendingConfirmation(
+                uuid.uuid4(), conversation_id, turn_id, confirmation.call_id,
+                confirmation.mutation, copy.deepcopy(dict(confirmation.input)),
+                copy.deepcopy(confirmation.preview), confirmation.approver, "pending", moment,
+                aware(confirmation.expires_at), copy.deepcopy(dict(confirmation.state)),
             )  # fmt: skip
             if items:
                 self._append_locked(conversation, items, moment)  # stores nothing if it fails
-            self._confirmations[confirmation.id] = confirmation
+            self._confirmations[pending.id] = pending
             self._turns[turn_id] = moved
-        return confirmation
+        return pending
 
     def _visible(self, confirmation_id: UUID, owner: Owner | None) -> PendingConfirmation | None:
         confirmation = self._confirmations.get(confirmation_id)
@@ -435,29 +405,6 @@ class MemoryStore:
                     del self._confirmations[key]
                     counts["confirmations"] += 1
         return counts
-
-
-def _new_confirmation(
-    conversation_id: UUID,
-    turn_id: str,
-    *,
-    call_id: str,
-    mutation: str,
-    input: Mapping[str, Any],
-    preview: Any,
-    approver: Approver,
-    expires_at: datetime,
-    state: Mapping[str, Any],
-    moment: datetime,
-) -> PendingConfirmation:
-    """A new pending confirmation holding copies of what it is given (not stored)."""
-    if approver not in ("client", "staff"):
-        raise ValueError(f"approver must be 'client' or 'staff', got {approver!r}")
-    return PendingConfirmation(
-        uuid.uuid4(), conversation_id, turn_id, call_id, mutation,
-        copy.deepcopy(dict(input)), copy.deepcopy(preview), approver, "pending",
-        moment, aware(expires_at), copy.deepcopy(dict(state)),
-    )  # fmt: skip
 
 
 def _resolved_before(confirmation: PendingConfirmation, cutoff: datetime) -> bool:

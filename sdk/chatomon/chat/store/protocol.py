@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 from uuid import UUID
 
 from chatomon.chat.store.records import (
@@ -13,6 +13,7 @@ from chatomon.chat.store.records import (
     ConversationSummary,
     Decision,
     MessageItem,
+    NewConfirmation,
     OpenedTurn,
     Owner,
     PendingConfirmation,
@@ -154,24 +155,6 @@ class ConversationStore(Protocol):
         """Turns matching every filter given, most recently started first."""
         ...
 
-    async def create_confirmation(
-        self,
-        owner: Owner,
-        conversation_id: UUID,
-        *,
-        turn_id: str,
-        call_id: str,
-        mutation: str,
-        input: Mapping[str, Any],
-        preview: Any,
-        approver: Approver,
-        expires_at: datetime,
-        state: Mapping[str, Any],
-        now: datetime | None = None,
-    ) -> PendingConfirmation:
-        """Record a pending confirmation with the serialized turn state to resume."""
-        ...
-
     async def suspend_turn(
         self,
         owner: Owner,
@@ -179,20 +162,15 @@ class ConversationStore(Protocol):
         turn_id: str,
         *,
         items: Sequence[MessageItem],
-        call_id: str,
-        mutation: str,
-        input: Mapping[str, Any],
-        preview: Any,
-        approver: Approver,
-        expires_at: datetime,
-        state: Mapping[str, Any],
+        confirmation: NewConfirmation,
         now: datetime | None = None,
     ) -> PendingConfirmation:
         """Suspend a running turn on a confirmation, as one unit of work.
 
-        Appends `items` (those not stored yet) at the conversation's end, records the
-        pending confirmation (as `create_confirmation`) and moves the turn to
-        `awaiting_confirmation`: all of it, or (on any error) none of it.
+        Appends `items` (those not stored yet) at the conversation's end, records
+        `confirmation` as pending (with the serialized turn state to resume from) and moves
+        the turn to `awaiting_confirmation`: all of it, or (on any error) none of it. The
+        only way a confirmation is recorded: one waits on a turn that waits on it.
 
         Raises:
             TurnTransitionError: The turn is not running.

@@ -31,6 +31,7 @@ __all__ = [
     "Decision",
     "MessageItem",
     "MessageKind",
+    "NewConfirmation",
     "OpenedTurn",
     "Owner",
     "PendingConfirmation",
@@ -278,6 +279,34 @@ class PendingConfirmation:
         if self.status == "pending" and self.expires_at <= now:
             return dataclasses.replace(self, status="expired", reason=TIMED_OUT_REASON)
         return self
+
+
+@dataclass(frozen=True, slots=True)
+class NewConfirmation:
+    """What a suspended turn asks to have decided (`ConversationStore.suspend_turn`).
+
+    Attributes:
+        call_id: The tool call that asked for the mutation.
+        mutation: The mutation's name.
+        input: Its validated input (what runs once approved).
+        preview: What it would change, as the asker and the approver see it.
+        approver: Who decides: "client" (the asker) or "staff".
+        expires_at: When it times out undecided.
+        state: The turn's serialized state, to resume it from.
+    """
+
+    call_id: str
+    mutation: str
+    input: Mapping[str, Any]
+    preview: Any
+    approver: Approver
+    expires_at: datetime
+    state: Mapping[str, Any]
+
+    def __post_init__(self) -> None:
+        """Refuse an approver the stores could not route."""
+        if self.approver not in ("client", "staff"):
+            raise ValueError(f"approver must be 'client' or 'staff', got {self.approver!r}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,6 @@ decided record, everyone else None.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 from uuid import UUID
 
 from django.db.models import QuerySet, Subquery
@@ -20,28 +19,17 @@ from chatomon.chat.store.records import (
     check_decision,
 )
 from chatomon.django import models
-from chatomon.django.persistence.conversations import owned
 from chatomon.django.persistence.rows import confirmation_record
 from chatomon.django.persistence.turns import current_conversations
 
 __all__ = [
     "claim",
-    "create_confirmation",
     "expire_due",
     "get_confirmation",
     "list_pending",
     "pending_client_confirmation",
     "visible_confirmations",
 ]
-
-
-def create_confirmation(owner: Owner, conversation_id: UUID, **fields: Any) -> PendingConfirmation:
-    """Insert a pending confirmation on the owner's conversation (2 statements)."""
-    if fields["approver"] not in ("client", "staff"):
-        raise ValueError(f"approver must be 'client' or 'staff', got {fields['approver']!r}")
-    conversation = owned(owner, conversation_id)
-    row = models.PendingConfirmation.objects.create(conversation=conversation, **fields)
-    return confirmation_record(row)
 
 
 def visible_confirmations(owner: Owner | None) -> QuerySet[models.PendingConfirmation]:

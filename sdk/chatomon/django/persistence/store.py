@@ -33,10 +33,10 @@ conversation = await store.create_conversation(owner)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from typing import Any, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar
 from uuid import UUID, uuid4
 
 from asgiref.sync import sync_to_async
@@ -47,6 +47,7 @@ from chatomon.chat.store.records import (
     ConversationSummary,
     Decision,
     MessageItem,
+    NewConfirmation,
     OpenedTurn,
     Owner,
     PendingConfirmation,
@@ -224,31 +225,6 @@ class DjangoStore:
 
         return await _run(turns.list_turns, conversation_id, status, limit)
 
-    async def create_confirmation(
-        self,
-        owner: Owner,
-        conversation_id: UUID,
-        *,
-        turn_id: str,
-        call_id: str,
-        mutation: str,
-        input: Mapping[str, Any],
-        preview: Any,
-        approver: Approver,
-        expires_at: datetime,
-        state: Mapping[str, Any],
-        now: datetime | None = None,
-    ) -> PendingConfirmation:
-        """Record a pending confirmation."""
-        from chatomon.django.persistence import confirmations
-
-        return await _run(
-            confirmations.create_confirmation, owner, conversation_id, turn_id=turn_id,
-            call_id=call_id, mutation=mutation, input=dict(input), preview=preview,
-            approver=approver, expires_at=aware(expires_at), state=dict(state),
-            created_at=aware(now),
-        )  # fmt: skip
-
     async def suspend_turn(
         self,
         owner: Owner,
@@ -256,23 +232,15 @@ class DjangoStore:
         turn_id: str,
         *,
         items: Sequence[MessageItem],
-        call_id: str,
-        mutation: str,
-        input: Mapping[str, Any],
-        preview: Any,
-        approver: Approver,
-        expires_at: datetime,
-        state: Mapping[str, Any],
+        confirmation: NewConfirmation,
         now: datetime | None = None,
     ) -> PendingConfirmation:
         """Suspend the turn in one transaction (see `turns.suspend_turn`)."""
         from chatomon.django.persistence import turns
 
         return await _run(
-            turns.suspend_turn, owner, conversation_id, turn_id, items=items,
-            call_id=call_id, mutation=mutation, input=dict(input), preview=preview,
-            approver=approver, expires_at=aware(expires_at), state=dict(state),
-            now=aware(now),
+            turns.suspend_turn, owner, conversation_id, turn_id,
+            items=items, confirmation=confirmation, now=aware(now),
         )  # fmt: skip
 
     async def get_confirmation(

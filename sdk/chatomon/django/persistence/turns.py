@@ -19,10 +19,12 @@ from django.db.models import F, Max, QuerySet
 
 from chatomon.chat.store.records import (
     MessageItem,
+    NewConfirmation,
     OpenedTurn,
     Owner,
     PendingConfirmation,
     TurnRecord,
+    aware,
     check_transition,
     predecessors,
     turn_changes,
@@ -249,8 +251,8 @@ def suspend_turn(
     turn_id: str,
     *,
     items: Sequence[MessageItem],
+    confirmation: NewConfirmation,
     now: datetime,
-    **confirmation: Any,
 ) -> PendingConfirmation:
     """Suspend a running turn on a confirmation: 3 statements in one transaction, 5 with items.
 
@@ -264,15 +266,16 @@ def suspend_turn(
         TurnTransitionError: The turn is not running (nothing is stored).
         ConversationNotFoundError: The conversation is not the owner's (nothing is stored).
         LookupError: No such turn.
-        ValueError: An approver other than "client" or "staff".
     """
-    if confirmation["approver"] not in ("client", "staff"):
-        raise ValueError(f"approver must be 'client' or 'staff', got {confirmation['approver']!r}")
     status = "awaiting_confirmation"
     with transaction.atomic(using=router.db_for_write(models.Turn)):
         move(turn_id, status, turn_columns(status, None, None, now))
         append(owner, conversation_id, items, now)
         row = models.PendingConfirmation.objects.create(
-            conversation_id=conversation_id, turn_id=turn_id, created_at=now, **confirmation
-        )
+            conversation_id=conversation_id, turn_id=turn_id, created_at=now,
+            call_id=confirmation.call_id, mutation=confirmation.mutation,
+            input=dict(confirmation.input), preview=confirmation.preview,
+            approver=confirmation.approver, expires_at=aware(confirmation.expires_at),
+            state=dict(confirmation.state),
+        )  # fmt: skip
     return confirmation_record(row)
