@@ -538,7 +538,7 @@ class ChatService:
         except Exception:
             logger.exception("reading a conversation's pending confirmation failed")
             return error_event("chat_error", GENERIC_ERROR_MESSAGE)
-        return None if waiting is None else pending_event(waiting)
+        return None if waiting is None else pending_event(waiting.id, waiting.conversation_id)
 
     async def _open(
         self, owner: Owner, conversation_id: str | UUID | None, *, latest: bool

@@ -101,14 +101,21 @@ def error_event(code: str, message: str, **fields: Any) -> dict[str, Any]:
     return {"type": "error", "code": code, "message": message, **fields}
 
 
-def pending_event(confirmation: PendingConfirmation) -> dict[str, Any]:
-    """The `confirmation_pending` refusal of a message while `confirmation` waits for the user."""
-    return error_event(
-        "confirmation_pending",
-        PENDING_MESSAGE,
-        confirmation_id=str(confirmation.id),
-        conversation_id=str(confirmation.conversation_id),
-    )
+def pending_event(confirmation_id: object, conversation_id: object | None) -> dict[str, Any]:
+    """The `confirmation_pending` refusal of a message while that confirmation waits for the user.
+
+    The one builder for every surface: `ChatService` gives it from the store, a socket from
+    a confirmation it announced itself (no store read); a socket that does not know the
+    conversation leaves `conversation_id` out.
+
+    Examples:
+        >>> pending_event("c-1", None)["code"], pending_event("c-1", "k")["conversation_id"]
+        ('confirmation_pending', 'k')
+    """
+    fields = {"confirmation_id": str(confirmation_id)}
+    if conversation_id:
+        fields["conversation_id"] = str(conversation_id)
+    return error_event("confirmation_pending", PENDING_MESSAGE, **fields)
 
 
 def store_unavailable_event(**fields: Any) -> dict[str, Any]:

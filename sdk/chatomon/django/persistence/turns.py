@@ -55,6 +55,7 @@ __all__ = [
     "start_turn",
     "suspend_turn",
     "turn_columns",
+    "turn_status",
     "update_turn",
 ]
 
@@ -209,6 +210,14 @@ def get_turn(turn_id: str) -> TurnRecord | None:
     """The turn, or None (1 statement)."""
     row = models.Turn.objects.filter(pk=turn_id).first()
     return turn_record(row) if row is not None else None
+
+
+def turn_status(owner: Owner, turn_id: str) -> str | None:
+    """The status of `owner`'s turn `turn_id`, None when the owner has none (1 statement)."""
+    found = models.Turn.objects.filter(
+        pk=turn_id, conversation__owner_kind=owner.kind, conversation__owner_key=owner.key
+    ).values_list("status", flat=True)
+    return next(iter(found), None)
 
 
 def list_turns(

@@ -63,7 +63,7 @@ from chatomon.django.settings import ChatSettings, chat_settings
 from chatomon.django.transports.admission import SESSION_MARKER, denied_event, permitted
 from chatomon.django.transports.embedding import embeddable
 from chatomon.django.transports.http import while_enabled
-from chatomon.django.transports.pending import read, target_conversation
+from chatomon.django.transports.reads import read, target_conversation
 from chatomon.errors import StoreUnavailableError
 from chatomon.redaction import Redaction
 

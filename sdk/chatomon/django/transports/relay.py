@@ -1,5 +1,3 @@
-# The models need a ready app registry: the turn lookup imports them when it runs.
-# ruff: noqa: PLC0415
 """Streamed turns that outlive their connection, and their replay after a reload or a drop.
 
 A streamed turn (SSE, WebSocket) runs in a `TurnFeed`: a task of its own that numbers the
@@ -75,6 +73,8 @@ from django.core.cache import caches
 from chatomon.chat.pipeline.wire import GENERIC_ERROR_MESSAGE, error_event
 from chatomon.chat.store.records import Owner
 from chatomon.django.audit.signals import send_chat_error
+from chatomon.django.persistence.turns import turn_status
+from chatomon.django.transports.reads import read
 
 __all__ = [
     "DETACHED_TURN_SECONDS",
@@ -94,7 +94,6 @@ __all__ = [
     "resume",
     "stream_of",
     "with_positions",
-    "without_positions",
 ]
 
 logger = logging.getLogger(__name__)
@@ -411,13 +410,6 @@ def relays() -> Relays:
     return registry
 
 
-async def without_positions(events: AsyncIterator[Positioned]) -> AsyncIterator[dict[str, Any]]:
-    """The events of positioned events (a WebSocket counts positions itself)."""
-    async with contextlib.aclosing(events) as stream:  # type: ignore[type-var]
-        async for _, event in stream:
-            yield event
-
-
 async def with_positions(events: AsyncIterator[Positioned]) -> AsyncIterator[dict[str, Any]]:
     """Positioned events as events with a `position` field (a WebSocket's own stream).
 
@@ -433,23 +425,6 @@ def _owns(head: Mapping[str, Any], owner: Owner) -> bool:
     return list(head.get("owner") or ()) == [owner.kind, owner.key]
 
 
-def _runs(owner: Owner, turn_id: str) -> bool:
-    """Whether `turn_id` is a running turn of `owner`'s conversations (sync)."""
-    return _status(owner, turn_id) == "running"
-
-
-def _status(owner: Owner, turn_id: str) -> str | None:
-    """The status of `owner`'s turn `turn_id`, None when there is none (sync)."""
-    from chatomon.django.models import Turn
-
-    found = Turn.objects.filter(
-        pk=turn_id,
-        conversation__owner_kind=owner.kind,
-        conversation__owner_key=owner.key,
-    ).values_list("status", flat=True)
-    return next(iter(found), None)
-
-
 async def _current(feed: TurnFeed, owner: Owner, turn_id: str) -> bool:
     """Whether this process's feed is the turn's latest stream.
 
@@ -458,12 +433,10 @@ async def _current(feed: TurnFeed, owner: Owner, turn_id: str) -> bool:
     row says it runs (a later stream runs elsewhere), nor when it suspended on a
     confirmation the turn no longer waits on (a later stream answered it elsewhere).
     """
-    from chatomon.django.transports.pending import read
-
     suspended = bool(feed.events) and feed.events[-1].get("type") == "confirm_mutation"
     if not feed.finished and not suspended:
         return True
-    status = await read(_status, owner, turn_id)
+    status = await read(turn_status, owner, turn_id)
     if status == "running":
         return False
     return not suspended or status in (None, "awaiting_confirmation")
@@ -478,8 +451,6 @@ async def resume(owner: Owner, turn_id: str, after: int = 0) -> AsyncIterator[Po
     Raises:
         StoreUnavailableError: The turn had to be looked up and the database is away.
     """
-    from chatomon.django.transports.pending import read
-
     if not TURN_ID.fullmatch(turn_id):
         return None  # not a turn id: never looked up, nor put in a cache key
     registry = relays()
@@ -497,7 +468,7 @@ async def resume(owner: Owner, turn_id: str, after: int = 0) -> AsyncIterator[Po
             return None
         if int(head.get("stream", 0)) >= floor:
             return _from_log(turn_id, after)
-    if not await read(_runs, owner, turn_id):
+    if await read(turn_status, owner, turn_id) != "running":
         return None
     return _awaited(registry, owner, turn_id, after, floor)
 
@@ -546,8 +517,6 @@ async def _awaited(
     For as long as its row says it runs, at most `STALE_SECONDS` (a turn orphaned by a
     process that died has a running row and nothing else).
     """
-    from chatomon.django.transports.pending import read
-
     cache = caches["default"]
     loop = asyncio.get_running_loop()
     began = checked = loop.time()
@@ -565,7 +534,7 @@ async def _awaited(
             return  # nothing came: the history has what was stored
         elif loop.time() - checked >= TURN_CHECK_SECONDS:
             checked = loop.time()
-            if not await read(_runs, owner, turn_id):
+            if await read(turn_status, owner, turn_id) != "running":
                 return  # it ended unseen by this process: the history has it
         if source is None:
             await asyncio.sleep(POLL_SECONDS)

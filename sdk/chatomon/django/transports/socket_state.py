@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from chatomon.chat.pipeline.wire import PENDING_MESSAGE, TERMINAL_TYPES, error_event
+from chatomon.chat.pipeline.wire import TERMINAL_TYPES, pending_event
 
-__all__ = ["ECHO_WINDOW_SECONDS", "SocketState", "pending_refusal"]
+__all__ = ["ECHO_WINDOW_SECONDS", "SocketState"]
 
 ECHO_WINDOW_SECONDS = 30.0
 
@@ -42,18 +42,6 @@ class _Announced:
     approver: str
     expires_at: datetime | None
     conversation_id: str | None = None
-
-
-def pending_refusal(confirmation_id: str, conversation_id: Any) -> dict[str, Any]:
-    """The `confirmation_pending` refusal, as `wire.pending_event` words it for every surface.
-
-    The socket refuses from what it saw (no store read) when it knows the confirmation is
-    open; `ChatService` gives the same event when it finds one in the store.
-    """
-    fields: dict[str, Any] = {"confirmation_id": confirmation_id}
-    if conversation_id:
-        fields["conversation_id"] = str(conversation_id)
-    return error_event("confirmation_pending", PENDING_MESSAGE, **fields)
 
 
 def _expiry(value: Any) -> datetime | None:
@@ -108,7 +96,7 @@ class SocketState:
             if known.expires_at is not None and known.expires_at <= moment:
                 del self.announced[confirmation_id]
             elif known.approver == "client":
-                return pending_refusal(confirmation_id, known.conversation_id)
+                return pending_event(confirmation_id, known.conversation_id)
         return None
 
     def suppress(self, turn_id: str) -> None:

@@ -69,6 +69,7 @@ from django.db import InterfaceError, OperationalError
 from chatomon.chat.pipeline.wire import (
     GENERIC_ERROR_MESSAGE,
     error_event,
+    pending_event,
     store_unavailable_event,
 )
 from chatomon.django.audit.signals import send_chat_error
@@ -101,7 +102,7 @@ from chatomon.django.transports.requests import (
     parse_confirm,
     parse_message,
 )
-from chatomon.django.transports.socket_state import SocketState, pending_refusal
+from chatomon.django.transports.socket_state import SocketState
 from chatomon.errors import StoreUnavailableError
 
 __all__ = [
@@ -414,7 +415,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         """
         if self.watched is None:
             return None
-        return pending_refusal(self.watched, self.conversation_id)
+        return pending_event(self.watched, self.conversation_id)
 
     def _stop_watching(self) -> None:
         expiry = getattr(self, "expiry", None)

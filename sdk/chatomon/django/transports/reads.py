@@ -1,12 +1,11 @@
 # The models need a ready app registry: the queries import them when they run.
 # ruff: noqa: PLC0415
-"""Reads of a conversation for the transports: which one a message goes to, off the loop.
+"""Reads of the chat tables for the transports, off the loop: `read` runs one.
 
-The `confirmation_pending` rule itself (a message to a conversation whose client
-confirmation is open is refused, from any socket, stream, request, the console's chat or a
-notebook) lives in `ChatService.run_turn`, behind the store's
-`pending_client_confirmation`; `PENDING_MESSAGE` is re-exported here from the one wire
-builder. The chat history (`transports.history`) reads its conversation with these.
+The chat history (`transports.history`) finds its conversation with `target_conversation`,
+and the resumption (`transports.relay`) reads a turn's status through `read`. (The
+`confirmation_pending` rule is not here: it lives in `ChatService.run_turn`, behind the
+store's `pending_client_confirmation`.)
 
 The reads run like the store's calls (`chatomon.django.persistence.store`): one sync
 unit of work off the loop, on SQLite its one worker thread, connections released.
@@ -20,13 +19,12 @@ from uuid import UUID
 
 from asgiref.sync import sync_to_async
 
-from chatomon.chat.pipeline.wire import PENDING_MESSAGE
 from chatomon.chat.store.records import Owner
 from chatomon.django.persistence.connections import released
 from chatomon.django.persistence.store import SQLITE_WORKER
 from chatomon.errors import StoreUnavailableError
 
-__all__ = ["PENDING_MESSAGE", "read", "target_conversation"]
+__all__ = ["read", "target_conversation"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
