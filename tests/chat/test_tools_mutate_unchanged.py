@@ -11,6 +11,7 @@ from asgiref.sync import async_to_sync
 from chatomon.chat.tools import ToolSettings
 from chatomon.chat.tools.toolset import Toolset
 from chatomon.data.mutation_runs import unchanged_reason
+from chatomon.redaction import Redaction
 from tests.data.catalog import BACKENDS, Catalog, open_catalog
 
 ALL = ("createPart", "updatePartCost", "assignPartToProject")
@@ -139,3 +140,26 @@ def test_unchanged_reason_of_previews_that_change_nothing(
 )
 def test_previews_that_change_something_or_cannot_tell(preview: Any) -> None:
     assert unchanged_reason(preview) is None
+
+
+def test_a_field_the_projects_rule_marks_sensitive_is_never_answered_unchanged(
+    catalog: Catalog,
+) -> None:
+    # The project's own redaction keys, not only the defaults: "unchanged" would confirm
+    # a guessed value, and the reason would repeat it.
+    bearing = catalog.id_of("PartManager", "Bearing")
+    settings = ToolSettings(allowed_mutations=ALL, confirm_mutations=ALL)
+    toolset = Toolset(catalog.registry, settings, redaction=Redaction(keys=("unit_cost",)))
+    args = {"mutation": "updatePartCost", "input": {"part_id": bearing, "unit_cost": "12.5"}}
+    call = async_to_sync(toolset.call)
+    result = call("mutate", args, toolset.context(catalog.actor))
+    assert result["status"] == "confirmation_required"
+    assert "12.50" not in str(result.get("reason", ""))
+    default = Toolset(catalog.registry, settings)
+    assert call("mutate", args, default.context(catalog.actor))["status"] == "unchanged"
+
+
+def test_unchanged_reason_asks_the_rule_it_is_given() -> None:
+    kept = {"changes": [{"field": "pin", "before": "1234", "after": "1234"}]}
+    assert unchanged_reason(kept) == "the object already has pin 1234"
+    assert unchanged_reason(kept, Redaction(keys=("pin",)).sensitive) is None

@@ -13,7 +13,7 @@ says `"unchanged": true`): the mutate tool then asks nobody and writes nothing.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
@@ -135,7 +135,9 @@ def preview_mutation(
     return shown
 
 
-def unchanged_reason(preview: Any) -> str | None:
+def unchanged_reason(
+    preview: Any, sensitive: Callable[[str], bool] = DEFAULT_REDACTION.sensitive
+) -> str | None:
     """Why the previewed write would change nothing, or None when it changes something.
 
     A preview changes nothing when it says so (`"unchanged": true`, the convention for a
@@ -145,9 +147,10 @@ def unchanged_reason(preview: Any) -> str | None:
     beyond the fields it lists (`"input"`), or any other shape, is taken to change something:
     only a preview that shows what it writes can tell that nothing would change. So is one
     that lists no field at all: a write given only its target (archive, delete, approve)
-    does what its function does, which no field shows. A field whose name is sensitive
-    (`chatomon.redaction`: a password, a token) never reads as kept: "unchanged" would tell
-    the asker whether a guessed value is the stored one, and the reason would repeat it.
+    does what its function does, which no field shows. A field whose name is `sensitive`
+    (the service's redaction rule; by default a password, a token) never reads as kept:
+    "unchanged" would tell the asker whether a guessed value is the stored one, and the
+    reason would repeat it.
     """
     if not isinstance(preview, Mapping):
         return None
@@ -160,7 +163,7 @@ def unchanged_reason(preview: Any) -> str | None:
     for change in changes:
         if not isinstance(change, Mapping) or change.get("before") != change.get("after"):
             return None
-        if DEFAULT_REDACTION.sensitive(str(change.get("field", ""))):
+        if sensitive(str(change.get("field", ""))):
             return None
     target = _target_label(preview)
     kept = ", ".join(f"{c.get('field')} {json_value(c.get('after'))}" for c in changes)

@@ -185,10 +185,11 @@ def build_chat_service(settings: ChatSettings | None = None) -> ChatService:
     chosen = settings or chat_settings()
     planned_settings = get_planned_chat_settings()
     listeners = _listeners(chosen)
+    redaction = redaction_of(chosen)
     return ChatService(
         store=DjangoStore(),
         provider=build_provider(chosen.provider, chosen.provider_config),
-        toolset=Toolset(chosen.chat_registry(), chosen.tools),
+        toolset=Toolset(chosen.chat_registry(), chosen.tools, redaction=redaction),
         atom_config=chosen.atom_config(),
         limits=chosen.limits,
         system_prompt=chosen.system_prompt,
@@ -200,7 +201,7 @@ def build_chat_service(settings: ChatSettings | None = None) -> ChatService:
         publisher=publish_event,
         actor_loader=load_actor,
         budget_for=lambda owner: RateLimiter(chat_settings()).owner_budget(owner),
-        redaction=redaction_of(chosen),
+        redaction=redaction,
         planned=PlannedTurns.from_settings(planned_settings) if planned_settings.enabled else None,
         audit=_planned_audit(listeners),
     )

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from chatomon.errors import ConfigurationError
+from chatomon.redaction import DEFAULT_REDACTION, Redaction
 
 __all__ = ["AuditHook", "ToolContext", "ToolSettings", "ToolStrategy"]
 
@@ -138,11 +139,14 @@ class ToolContext:
         actor: Who the call acts for (`is_authenticated` and `id`), or None.
         settings: The limits and mutation lists that apply.
         audit: Optional `hook(event_type, payload)` told about every call.
+        redaction: Which keys are sensitive (chatomon.redaction): a write to one is never
+            answered "unchanged" (that would confirm a guessed value).
     """
 
     actor: Any = None
     settings: ToolSettings = field(default_factory=ToolSettings)
     audit: AuditHook | None = None
+    redaction: Redaction = DEFAULT_REDACTION
 
     def emit(self, event_type: str, payload: Mapping[str, Any]) -> None:
         """Tell the audit hook; a failing hook is logged, never the call's failure."""

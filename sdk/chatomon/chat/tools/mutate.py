@@ -57,7 +57,7 @@ def mutate(
         context.emit("mutation_executed", {"mutation": name, "status": "executed"})
         return outcome
     preview = preview_mutation(registry.schema_index(), definition, data, context.actor)
-    reason = unchanged_reason(preview)
+    reason = unchanged_reason(preview, context.redaction.sensitive)
     if reason is not None:
         context.emit("mutation_unchanged", {"mutation": name})
         return {

@@ -39,6 +39,7 @@ from chatomon.chat.tools.mutate import mutate
 from chatomon.data.errors import DataConfigurationError, DataError, did_you_mean
 from chatomon.data.registration import ManagerRegistry
 from chatomon.providers.base import ToolDefinition
+from chatomon.redaction import DEFAULT_REDACTION, Redaction
 
 __all__ = ["MUTATE", "Tool", "Toolset"]
 
@@ -86,15 +87,24 @@ class Toolset:
         registry: The managers and mutations the tools serve.
         settings: Which tools exist (tool_strategy, allowed_mutations) and the limits a
             context made by `context()` carries.
+        redaction: The sensitive keys a context carries (the service's own rule: pass
+            the same `Redaction` to both).
 
     Raises:
         DataConfigurationError: When the registry is invalid, an allowed mutation is not
             registered, or one writes a manager that is not chat-exposed.
     """
 
-    def __init__(self, registry: ManagerRegistry, settings: ToolSettings | None = None) -> None:
+    def __init__(
+        self,
+        registry: ManagerRegistry,
+        settings: ToolSettings | None = None,
+        *,
+        redaction: Redaction = DEFAULT_REDACTION,
+    ) -> None:
         self.registry = registry
         self.settings = settings or ToolSettings()
+        self.redaction = redaction
         self._lock = threading.Lock()
         self._built: tuple[int, dict[str, Tool]] | None = None
         self._check_mutations()
@@ -200,8 +210,10 @@ class Toolset:
         return tool.is_mutation if tool is not None else name == MUTATE
 
     def context(self, actor: Any = None, audit: AuditHook | None = None) -> ToolContext:
-        """A ToolContext with this toolset's settings."""
-        return ToolContext(actor=actor, settings=self.settings, audit=audit)
+        """A ToolContext with this toolset's settings and redaction rule."""
+        return ToolContext(
+            actor=actor, settings=self.settings, audit=audit, redaction=self.redaction
+        )
 
     def _prepare(self, name: str, args: Any) -> tuple[Tool, Mapping[str, Any]]:
         tool = self.tools.get(name)
