@@ -28,6 +28,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from chatomon.chat.pipeline.wire import PENDING_MESSAGE
 from chatomon.django.service import chat_service, owner_for
 from chatomon.django.settings import chat_settings
 from chatomon.django.transports.admission import console_scope, limit_refusal, limiter_for
@@ -54,6 +55,7 @@ ERRORS = {
     "conversation_not_found": "That conversation does not exist or is not yours.",
     "confirmation_unavailable": "That confirmation was already decided or has expired.",
     "bad_event": "That confirmation does not exist or is not yours to decide.",
+    "confirmation_pending": PENDING_MESSAGE,
     # A failed turn's stable reasons show their public messages.
     **{code: PLANNED_PUBLIC_MESSAGES[code] for code in ("provider_failed", "deadline_exceeded")},
 }

@@ -56,6 +56,8 @@ async def test_a_message_to_a_waiting_conversation_is_refused(harness: Harness, 
     # A plain form post says so on the conversation's page, and runs nothing either.
     back = await client.post("/console/chat/send/", message)
     assert back.status_code == 302 and conversation_id in back["Location"]
+    page = await client.get(back["Location"])
+    assert PENDING_MESSAGE in page.content.decode() and b"The turn failed." not in page.content
     confirmation = await PendingConfirmation.objects.aget(conversation_id=conversation_id)
     assert confirmation.status == "pending" and harness.log == []
     decided = await client.post(
