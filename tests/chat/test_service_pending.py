@@ -72,14 +72,14 @@ async def test_a_decision_or_a_new_conversation_lets_messages_through(
     decided = await collect(chat.resolve_confirmation(USER, announced["id"], False))
     assert decided[-1]["type"] == "done"
     after = await collect(chat.run_turn(USER, "thanks", announced["conversation_id"]))
-    assert after[-1]["type"] != "error", after
+    assert after[-1]["type"] == "done", after  # the message goes through and is answered
 
 
 async def test_an_expired_confirmation_no_longer_blocks(store: ConversationStore) -> None:
     chat = service(store, two_turns(), settings=confirm_settings(), confirm_timeout_seconds=0)
     announced = await waiting_turn(chat)
     events = await collect(chat.run_turn(USER, "still there?", announced["conversation_id"]))
-    assert "confirmation_pending" not in [e.get("code") for e in events]
+    assert events[-1]["type"] == "done", events
 
 
 async def test_a_staff_approval_does_not_block_the_asker(store: ConversationStore) -> None:
