@@ -136,6 +136,15 @@ class AtomConfig:
     options: Mapping[str, Any] = field(default_factory=dict)
 
 
+def _not_found(conversation_id: str | UUID | None) -> dict[str, Any]:
+    """The refusal of a message to an unknown (or another owner's) conversation."""
+    return error_event(
+        "conversation_not_found",
+        "This conversation does not exist.",
+        conversation_id=None if conversation_id is None else str(conversation_id),
+    )
+
+
 def owner_of(actor: Any, owner: Owner | None = None) -> Owner:
     """The conversation owner: `owner` when given, else the authenticated actor's user id.
 
@@ -264,11 +273,22 @@ class ChatService:
         if (found := unstorable(text)) is not None:
             raise ValueError(found.describe("The message text"))
         who = owner_of(actor, owner)
-        if not new_conversation and (refusal := await self._waiting(who, conversation_id)):
-            yield refusal
+        try:
+            key = None if conversation_id is None else UUID(str(conversation_id))
+        except ValueError:
+            yield _not_found(conversation_id)  # no conversation has such an id
             return
         try:
-            opened = await self._open(who, conversation_id, latest=not new_conversation)
+            # The confirmation belongs to the conversation, not to the socket or page that
+            # showed it: a reloaded page, a second tab, a plain HTTP client, the console's
+            # chat or a notebook cannot slip a message past it. Staff approvals do not
+            # block (the user cannot decide them); a new conversation has none to wait on.
+            waiting = None
+            if not new_conversation:
+                waiting = await self.store.pending_client_confirmation(who, key, latest=True)
+            opened = None
+            if waiting is None:
+                opened = await self._open(who, key, latest=not new_conversation)
         except StoreUnavailableError as error:
             logger.error("opening a chat turn failed: its store is unavailable: %s", error)
             yield store_unavailable_event()
@@ -277,12 +297,11 @@ class ChatService:
             logger.exception("opening a chat turn failed")
             yield error_event("chat_error", GENERIC_ERROR_MESSAGE)
             return
+        if waiting is not None:
+            yield pending_event(waiting.id, waiting.conversation_id)
+            return
         if opened is None:
-            yield error_event(
-                "conversation_not_found",
-                "This conversation does not exist.",
-                conversation_id=None if conversation_id is None else str(conversation_id),
-            )
+            yield _not_found(conversation_id)
             return
         conversation = opened.conversation
         start = opened.messages[-1].position + 1 if opened.messages else 0
@@ -515,42 +534,7 @@ class ChatService:
             **config.options,
         )
 
-    async def _waiting(
-        self, owner: Owner, conversation_id: str | UUID | None
-    ) -> dict[str, Any] | None:
-        """The refusal of a message to a conversation waiting on its client confirmation.
-
-        The confirmation belongs to the conversation, not to the socket or page that
-        showed it: a reloaded page, a second tab, a plain HTTP client, the console's chat
-        or a notebook cannot slip a message past it (`confirmation_pending`). Staff
-        approvals do not block: the user cannot decide them. A new conversation is never
-        refused, and the caller skips this read for it.
-        """
-        try:
-            key = None if conversation_id is None else UUID(str(conversation_id))
-        except ValueError:
-            return None  # no such conversation: opening the turn says so
-        try:
-            waiting = await self.store.pending_client_confirmation(owner, key, latest=True)
-        except StoreUnavailableError as error:
-            logger.error("a chat message was refused: its store is unavailable: %s", error)
-            return store_unavailable_event()
-        except Exception:
-            logger.exception("reading a conversation's pending confirmation failed")
-            return error_event("chat_error", GENERIC_ERROR_MESSAGE)
-        return None if waiting is None else pending_event(waiting.id, waiting.conversation_id)
-
-    async def _open(
-        self, owner: Owner, conversation_id: str | UUID | None, *, latest: bool
-    ) -> OpenedTurn | None:
-        key: UUID | None
-        if conversation_id is None or isinstance(conversation_id, UUID):
-            key = conversation_id
-        else:
-            try:
-                key = UUID(conversation_id)
-            except ValueError:
-                return None
+    async def _open(self, owner: Owner, key: UUID | None, *, latest: bool) -> OpenedTurn | None:
         # A store call runs on in its worker thread when the caller is cancelled: wait for
         # it, so that the turn it opened is recorded as aborted rather than left running.
         opening = asyncio.ensure_future(self.store.open_turn(owner, key, latest=latest))
