@@ -66,10 +66,10 @@ LOGOUT_EVENT_TYPE = "chat.logout"
 
 logger = logging.getLogger(__name__)
 
-_lock = threading.Lock()
-_built: dict[int, tuple[ChatSettings, ChatService]] = {}
-# Held for a whole build (long: a local model loads), apart from `_lock`, which guards
-# `_built` only. Reentrant: a build that asks for the service again must not deadlock.
+_built: tuple[ChatSettings, ChatService] | None = None
+"""The service of the settings object it was built for (older settings are gone for good)."""
+# Held for a whole build (long: a local model loads); reading `_built` needs no lock (one
+# reference). Reentrant: a build that asked for the service again would otherwise hang.
 _build_lock = threading.RLock()
 
 
@@ -237,29 +237,25 @@ def chat_service() -> ChatService:
     gigabytes, so the first caller builds under `_build_lock` and the others, checking
     again once they hold it, take its service (double-checked).
     """
-    known = _current(chat_settings())
-    if known is not None:
+    global _built  # noqa: PLW0603 - the process's one service, replaced when settings change
+    if (known := _built_for(chat_settings())) is not None:
         return known
     with _build_lock:
         # Read again under the lock: first calls at once may each have validated their
         # own settings object (`chat_settings`' cache is filled by whichever finishes
         # first), so the object the first builder cached is the one to key on.
         settings = chat_settings()
-        known = _current(settings)  # built by the thread that held the lock before us
-        if known is not None:
+        if (known := _built_for(settings)) is not None:  # built while we waited
             return known
         service = build_chat_service(settings)
-        with _lock:
-            _built.clear()  # older settings are gone for good: keep only the current service
-            _built[id(settings)] = (settings, service)
+        _built = (settings, service)
     return service
 
 
-def _current(settings: ChatSettings) -> ChatService | None:
+def _built_for(settings: ChatSettings) -> ChatService | None:
     """The service built for `settings` (this very object), if any."""
-    with _lock:
-        known = _built.get(id(settings))
-        return known[1] if known is not None and known[0] is settings else None
+    built = _built
+    return built[1] if built is not None and built[0] is settings else None
 
 
 def available_service(settings: ChatSettings) -> ChatService | None:
