@@ -38,11 +38,12 @@ not: the console, the admin and the project's own views answer HTTP 500 on it, o
 dead connection. `CONN_HEALTH_CHECKS = True` makes Django check a connection before it
 reuses one (one round trip per request).
 
-W005: a chat turn opens in one transaction that reads (the conversation, a pending
-confirmation) then writes (the turn). SQLite starts a DEFERRED transaction (its default)
-without a lock and upgrades it to a writer at its first write; when another connection is
-writing then, the upgrade fails at once with "database is locked" (the busy `timeout` does
-not apply to it, since waiting could deadlock), and the user gets `store_unavailable`.
+W005: a transaction that reads before it writes (a mutation the assistant runs, in
+`transaction.atomic`, usually reads its row first; `chat_cleanup`'s prune counts, then
+deletes) starts DEFERRED on SQLite (its default): without a lock, upgraded to a writer at
+its first write. When another connection is writing then, the upgrade fails at once with
+"database is locked" (the busy `timeout` does not apply to it, since waiting could
+deadlock): a confirmed change fails, or a turn ends `store_unavailable`.
 `"OPTIONS": {"transaction_mode": "IMMEDIATE"}` (Django 5.1+) takes the write lock at
 `BEGIN`, where SQLite does wait up to the busy timeout. In-memory databases are left out:
 no deployment serves from one.
@@ -458,9 +459,10 @@ def _sqlite_transaction_warnings() -> list[CheckMessage]:
         warnings.append(
             Warning(
                 f"DATABASES[{alias!r}]: the chat store's SQLite transactions start DEFERRED "
-                f"({how}): a turn opening while another connection writes "
-                "fails at once with 'database is locked' (the busy timeout does not apply to "
-                "a read transaction's upgrade) and the user gets store_unavailable",
+                f"({how}): one that reads before it writes (a mutation the assistant runs, "
+                "chat_cleanup's prune) fails at once with 'database is locked' when another "
+                "connection writes (the busy timeout does not apply to a read transaction's "
+                "upgrade)",
                 hint=f"Set DATABASES[{alias!r}]['OPTIONS']['transaction_mode'] = 'IMMEDIATE': "
                 "each transaction then takes the write lock at BEGIN, waiting up to the "
                 "OPTIONS 'timeout' (5 s by default) for it.",
