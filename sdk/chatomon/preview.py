@@ -158,16 +158,20 @@ def preview_html(
     if not body:
         body = '<tr><td colspan="3">No field-level preview.</td></tr>'
     table_attr = f' class="{html.escape(table_class)}"' if table_class else ""
+    head = "".join(f'<th scope="col">{html.escape(column)}</th>' for column in COLUMNS)
     markup = (
         f"<table{table_attr}><caption>{html.escape(parsed.caption)}</caption>"
-        '<thead><tr><th scope="col">Field</th><th scope="col">Before</th>'
-        f'<th scope="col">After</th></tr></thead><tbody>{body}</tbody></table>'
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
     )
     if parsed.rest and with_rest:
         extra_attr = f' class="{html.escape(extra_class)}"' if extra_class else ""
-        pretty = json.dumps(parsed.rest, indent=2, sort_keys=True, default=str)
-        markup += f"<pre{extra_attr}>{html.escape(pretty)}</pre>"
+        markup += f"<pre{extra_attr}>{html.escape(_rest_json(parsed.rest))}</pre>"
     return markup
+
+
+def _rest_json(rest: Any) -> str:
+    """The preview's keys beyond its rows, as the indented JSON every surface shows."""
+    return json.dumps(rest, indent=2, sort_keys=True, default=str)
 
 
 def preview_table(preview: Any | ParsedPreview) -> dict[str, Any]:
@@ -192,9 +196,7 @@ def preview_table(preview: Any | ParsedPreview) -> dict[str, Any]:
         }
         for row in parsed.rows
     ]
-    rest = None
-    if parsed.rest:
-        rest = json.dumps(parsed.rest, indent=2, sort_keys=True, default=str)
+    rest = _rest_json(parsed.rest) if parsed.rest else None
     return {"caption": parsed.caption, "columns": list(COLUMNS), "rows": rows, "rest": rest}
 
 
