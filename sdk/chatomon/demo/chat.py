@@ -99,7 +99,7 @@ def next_part_number() -> str:
 
 def _no_such(kind: str, pk: int | str, field: str, *, scope: str = "") -> DataError:
     """The input error of an id (or number, or code) naming no row, at the input field."""
-    named = f"with id {pk}" if isinstance(pk, int) or pk.strip().isdecimal() else repr(pk)
+    named = f"with id {pk}" if _is_id(pk) else repr(pk)
     return DataError(
         f"there is no {kind} {named}{scope}",
         code="invalid_input",
@@ -116,10 +116,15 @@ def _name_of(model: type[Material] | type[Supplier], pk: int | None, field: str)
     return name
 
 
-def _by_reference(reference: int | str, natural_key: str) -> Q:
-    """The row an input names: by id (an integer, or digits) or by its natural key."""
+def _is_id(reference: int | str) -> bool:
+    """Whether an input names a row by its id: an integer, or decimal digits."""
     # isdecimal, not isdigit: "²" is a digit that int() refuses.
-    if isinstance(reference, int) or reference.strip().isdecimal():
+    return isinstance(reference, int) or reference.strip().isdecimal()
+
+
+def _by_reference(reference: int | str, natural_key: str) -> Q:
+    """The row an input names: by id (`_is_id`) or by its natural key."""
+    if _is_id(reference):
         return Q(pk=int(reference))
     return Q(**{f"{natural_key}__iexact": reference.strip()})
 
