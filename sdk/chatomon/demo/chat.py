@@ -126,7 +126,7 @@ def _by_reference(reference: int | str, natural_key: str) -> Q:
     """The row an input names: by id (`_is_id`) or by its natural key."""
     if _is_id(reference):
         return Q(pk=int(reference))
-    return Q(**{f"{natural_key}__iexact": reference.strip()})
+    return Q(**{f"{natural_key}__iexact": str(reference).strip()})
 
 
 def _visible_project(actor: Any, project_id: int | str) -> Project:
