@@ -27,15 +27,13 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonRespons
 
 from chatomon.django.settings import ChatSettings
 from chatomon.django.transports.admission import collect
-from chatomon.django.transports.expiry import through_expiry
 from chatomon.django.transports.http import ChatEndpoint, envelope, envelope_status
 from chatomon.django.transports.relay import new_stream
 from chatomon.django.transports.requests import parse_confirm
 from chatomon.django.transports.sse import (
     HEARTBEAT_SECONDS,
     refusal_response,
-    started_feed_frames,
-    streaming_response,
+    turn_stream_response,
 )
 
 __all__ = ["ChatConfirmView", "wants_event_stream"]
@@ -69,10 +67,8 @@ class ChatConfirmView(ChatEndpoint):
             return admitted
         events = admitted.resolve_confirmation()
         if wants_event_stream(request):
-            waiting = through_expiry(events, admitted.service, admitted.owner)
-            frames = started_feed_frames(
-                admitted.owner, waiting, self.heartbeat_seconds, stream=new_stream()
+            return turn_stream_response(
+                admitted, events, self.heartbeat_seconds, stream=new_stream()
             )
-            return streaming_response(frames)
         collected = await collect(events)
         return JsonResponse(envelope(collected), status=envelope_status(collected))

@@ -12,7 +12,7 @@ decided elsewhere (it then ends) or expires (its resumed turn follows; see
 
 The turn runs in a task of its own (a `chatomon.django.transports.relay.TurnFeed`): the
 turn's code always runs in one task (its timeouts and context stay intact). It starts when
-the response is first read, after the response middleware (`started_feed_frames`). Each event
+the response is first read, after the response middleware (`turn_stream_response`). Each event
 frame of a turn carries the standard SSE `id:` line, `id: <turn_id>:<position>` (1 for the
 turn's first event; a stream that continues the turn after its confirmation, `POST
 chat/confirm/`, numbers on above every earlier position: see `transports.relay`), before
@@ -64,7 +64,7 @@ from chatomon.chat.store.records import Owner
 from chatomon.django.audit.signals import send_chat_error
 from chatomon.django.persistence.connections import released
 from chatomon.django.settings import ChatSettings, chat_settings
-from chatomon.django.transports.admission import limit_refusal, limiter_for
+from chatomon.django.transports.admission import Admitted, limit_refusal, limiter_for
 from chatomon.django.transports.embedding import embeddable
 from chatomon.django.transports.expiry import through_expiry
 from chatomon.django.transports.history import request_owner
@@ -93,8 +93,8 @@ __all__ = [
     "frame",
     "heartbeat_frames",
     "positioned_frames",
-    "started_feed_frames",
     "streaming_response",
+    "turn_stream_response",
 ]
 
 logger = logging.getLogger(__name__)
@@ -161,12 +161,25 @@ async def feed_frames(
         feed.left_at(position)
 
 
-async def started_feed_frames(
-    owner: Owner,
+def turn_stream_response(
+    admitted: Admitted,
     events: AsyncIterator[dict[str, Any]],
     heartbeat_seconds: float = HEARTBEAT_SECONDS,
     *,
     stream: int = 0,
+) -> StreamingHttpResponse:
+    """A turn's events as a resumable event stream (`POST chat/stream/`, `chat/confirm/`).
+
+    Open past a client confirmation until it is decided or expires (`through_expiry`),
+    each frame with its id, in a feed that outlives the connection (`transports.relay`).
+    `stream`: 0 for a message's turn, `new_stream()` for one continued after a decision.
+    """
+    waiting = through_expiry(events, admitted.service, admitted.owner)
+    return streaming_response(_started_frames(admitted.owner, waiting, heartbeat_seconds, stream))
+
+
+async def _started_frames(
+    owner: Owner, events: AsyncIterator[dict[str, Any]], heartbeat_seconds: float, stream: int
 ) -> AsyncIterator[bytes]:
     """`feed_frames` of a feed started when the response is first read, not in the view.
 
@@ -270,10 +283,7 @@ class ChatStreamView(ChatEndpoint):
         admitted = await self.admit(request)
         if isinstance(admitted, HttpResponseBase):
             return admitted
-        events = through_expiry(admitted.run_turn(), admitted.service, admitted.owner)
-        return streaming_response(
-            started_feed_frames(admitted.owner, events, self.heartbeat_seconds)
-        )
+        return turn_stream_response(admitted, admitted.run_turn(), self.heartbeat_seconds)
 
 
 def _position(request: HttpRequest) -> tuple[str, int] | None:
