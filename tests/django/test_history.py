@@ -63,7 +63,6 @@ async def test_a_visitor_without_a_chat_has_an_empty_history_and_gets_no_session
         "items": [],
         "pending": None,
         "running_turn_id": None,
-        "resume": None,
         "max_message_chars": 8000,
     }
     assert "sessionid" not in response.cookies
@@ -231,18 +230,13 @@ async def test_an_expired_confirmation_no_longer_blocks():
     assert [i["status"] for i in card["items"] if i["type"] == "confirmation"] == ["expired"]
 
 
-async def test_a_turn_still_running_is_named_with_how_to_resume_it():
+async def test_a_turn_still_running_is_named():
     client = await logged_in()
     done = (await post(client, {"text": "hello"})).json()["events"][-1]
     user = await make_user()
     running = await DjangoStore().start_turn(Owner.user(user.pk), UUID(done["conversation_id"]))
     body = (await history(client)).json()
     assert body["running_turn_id"] == running.id
-    assert body["resume"] == {
-        "turn_id": running.id,
-        "sse": f"/chat/stream/resume/?turn_id={running.id}",
-        "websocket": {"type": "resume", "turn_id": running.id, "after": 0},
-    }
 
 
 async def test_a_blocked_message_shows_only_its_placeholder():

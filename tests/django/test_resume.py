@@ -26,7 +26,6 @@ from chatomon.chat.pipeline.wire import TERMINAL_TYPES
 from chatomon.chat.store.records import Owner
 from chatomon.django.models import Turn
 from chatomon.django.service import chat_service
-from chatomon.django.transports.history import resume_of
 from chatomon.django.transports.relay import (
     STREAM_STRIDE,
     Positioned,
@@ -166,11 +165,6 @@ async def test_a_detached_turn_over_its_time_is_cancelled_and_recorded_aborted(m
 def test_event_ids_name_the_turn_and_the_position():
     assert parse_event_id(event_id("a:b", 12)) == ("a:b", 12)
     assert parse_event_id("a:") is None and parse_event_id(None) is None
-    assert resume_of("/chat/history/", "t 1") == {
-        "turn_id": "t 1",
-        "sse": "/chat/stream/resume/?turn_id=t+1",
-        "websocket": {"type": "resume", "turn_id": "t 1", "after": 0},
-    }
 
 
 async def open_socket(

@@ -9,7 +9,7 @@ Owner-scoped as every chat route: an unknown or another owner's id answers 404
 (an empty one, and no session is created for it). The `permission` setting applies (403).
 
 ```json
-{"conversation_id": "…", "max_message_chars": 8000, "running_turn_id": null, "resume": null,
+{"conversation_id": "…", "max_message_chars": 8000, "running_turn_id": null,
  "pending": {"type": "confirm_mutation", "id": "…", …} ,
  "items": [
    {"type": "user", "content": "Add a bolt", "blocked": false},
@@ -29,11 +29,10 @@ redaction rule, as the live events do, and each confirmation carries its `previe
 "a staff member" (the staff member's username is for the console only).
 
 While the conversation's latest turn still runs (its client went away: a reload, a dropped
-connection; see `chatomon.django.transports.relay`), `running_turn_id` names it and
-`resume` says how to follow it from its first event:
-`{"turn_id": "…", "sse": "/chat/stream/resume/?turn_id=…",
-"websocket": {"type": "resume", "turn_id": "…", "after": 0}}`. A client that already saw
-some of its events passes the last position it saw (`Last-Event-ID` or `after`).
+connection; see `chatomon.django.transports.relay`), `running_turn_id` names it: a client
+follows it with `GET chat/stream/resume/?turn_id=…` or the WebSocket message
+`{"type": "resume", "turn_id": …, "after": …}`, passing the last position it saw
+(`Last-Event-ID` or `after`; 0 from its first event).
 """
 
 from __future__ import annotations
@@ -42,7 +41,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urlencode
 from uuid import UUID
 
 from asgiref.sync import sync_to_async
@@ -72,7 +70,6 @@ __all__ = [
     "Snapshot",
     "history_items",
     "request_owner",
-    "resume_of",
     "snapshot",
 ]
 
@@ -149,25 +146,6 @@ def history_items(
     return [entry for _, _, entry in items], pending
 
 
-def resume_of(history_path: str, turn_id: str | None) -> dict[str, Any] | None:
-    """How to follow a running turn: its SSE resume URL and its WebSocket resume message.
-
-    Examples:
-        >>> resume_of("/chat/history/", "t1")["sse"]
-        '/chat/stream/resume/?turn_id=t1'
-        >>> resume_of("/chat/history/", None) is None
-        True
-    """
-    if turn_id is None:
-        return None
-    base = history_path.removesuffix("history/")
-    return {
-        "turn_id": turn_id,
-        "sse": f"{base}stream/resume/?{urlencode({'turn_id': turn_id})}",
-        "websocket": {"type": "resume", "turn_id": turn_id, "after": 0},
-    }
-
-
 def _decided(confirmation: PendingConfirmation, event: dict[str, Any]) -> dict[str, Any]:
     decided_by = decider_label(confirmation)  # no username or owner key reaches the page
     at = confirmation.decided_at
@@ -227,14 +205,13 @@ class ChatHistoryView(View):
                 missing = error_event("conversation_not_found", "This conversation does not exist.")
                 return JsonResponse({**missing, **limit}, status=404)
             empty: dict[str, Any] = {"conversation_id": None, "items": [], "pending": None}
-            return JsonResponse({**empty, "running_turn_id": None, "resume": None, **limit})
+            return JsonResponse({**empty, "running_turn_id": None, **limit})
         items, pending = history_items(found, redaction_of(settings))
         body = {
             "conversation_id": str(found.conversation_id),
             "items": items,
             "pending": pending,
             "running_turn_id": found.running_turn_id,
-            "resume": resume_of(request.path, found.running_turn_id),
             **limit,
         }
         return JsonResponse(body)
