@@ -19,8 +19,8 @@ from chatomon.chat.store.records import (
     check_decision,
 )
 from chatomon.django import models
+from chatomon.django.persistence.conversations import current_conversations
 from chatomon.django.persistence.rows import confirmation_record
-from chatomon.django.persistence.turns import current_conversations
 
 __all__ = [
     "claim",

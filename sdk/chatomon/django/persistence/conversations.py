@@ -12,7 +12,7 @@ from datetime import datetime
 from uuid import UUID
 
 from django.db import router, transaction
-from django.db.models import Max, Q, QuerySet
+from django.db.models import F, Max, Q, QuerySet
 
 from chatomon.chat.store.records import (
     Conversation,
@@ -29,6 +29,8 @@ __all__ = [
     "append",
     "append_messages",
     "create_conversation",
+    "current_conversation",
+    "current_conversations",
     "get_conversation",
     "items_of",
     "list_conversations",
@@ -169,3 +171,18 @@ def prune(older_than: datetime) -> dict[str, int]:
         counts["confirmations"] = old_confirmations.delete()[0]
         counts["conversations"] = stale.delete()[1].get(models.Conversation._meta.label, 0)
         return {k: counts[k] for k in ("conversations", "messages", "turns", "confirmations")}
+
+
+def current_conversation(owner: Owner) -> models.Conversation | None:
+    """The owner's current conversation: where the owner's latest turn started.
+
+    Not the latest updated: a staff decision or an expiry appends to an older one.
+    """
+    return current_conversations(owner).first()
+
+
+def current_conversations(owner: Owner) -> QuerySet[models.Conversation]:
+    """The owner's conversations, the current one (`current_conversation`) first, as a query."""
+    started = Max("turns__started_at")
+    mine = owned_by(owner).annotate(last_started=started)
+    return mine.order_by(F("last_started").desc(nulls_last=True), "-created_at")

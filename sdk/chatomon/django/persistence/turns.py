@@ -15,7 +15,6 @@ from typing import Any
 from uuid import UUID
 
 from django.db import IntegrityError, router, transaction
-from django.db.models import F, Max, QuerySet
 
 from chatomon.chat.store.records import (
     MessageItem,
@@ -32,9 +31,9 @@ from chatomon.chat.store.records import (
 from chatomon.django import models
 from chatomon.django.persistence.conversations import (
     append,
+    current_conversation,
     items_of,
     owned,
-    owned_by,
     owners_conversation,
 )
 from chatomon.django.persistence.rows import (
@@ -47,7 +46,6 @@ from chatomon.schemas import TokenUsage, TurnReport
 __all__ = [
     "abort_stale",
     "close_turn",
-    "current_conversations",
     "get_turn",
     "list_turns",
     "move",
@@ -89,21 +87,6 @@ def open_turn(
     messages = items_of(found.pk)
     turn = _running_turn(found, now)
     return OpenedTurn(conversation_record(found), messages, turn_record(turn))
-
-
-def current_conversation(owner: Owner) -> models.Conversation | None:
-    """The owner's current conversation: where the owner's latest turn started.
-
-    Not the latest updated: a staff decision or an expiry appends to an older one.
-    """
-    return current_conversations(owner).first()
-
-
-def current_conversations(owner: Owner) -> QuerySet[models.Conversation]:
-    """The owner's conversations, the current one (`current_conversation`) first, as a query."""
-    started = Max("turns__started_at")
-    mine = owned_by(owner).annotate(last_started=started)
-    return mine.order_by(F("last_started").desc(nulls_last=True), "-created_at")
 
 
 def _running_turn(conversation: models.Conversation, now: datetime) -> models.Turn:

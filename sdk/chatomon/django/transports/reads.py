@@ -56,8 +56,7 @@ def target_conversation(owner: Owner, conversation_id: str | None, *, latest: bo
 
     None for a new conversation, an unknown or foreign id, or an owner with none.
     """
-    from chatomon.django.persistence.conversations import owners_conversation
-    from chatomon.django.persistence.turns import current_conversation
+    from chatomon.django.persistence.conversations import current_conversation, owners_conversation
 
     if conversation_id is not None:
         try:
