@@ -99,23 +99,49 @@ def test_an_unknown_approver_is_refused_before_any_store_is_asked() -> None:
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    ("items", "expected"),
+    ("items", "position", "expected"),
     [
-        (ITEMS, ["UPDATE", "UPDATE", "SELECT", "INSERT", "INSERT"]),
-        ([], ["UPDATE", "UPDATE", "INSERT"]),
+        (ITEMS, 0, ["UPDATE", "UPDATE", "INSERT", "INSERT"]),
+        (ITEMS, None, ["UPDATE", "UPDATE", "SELECT", "INSERT", "INSERT"]),
+        ([], None, ["UPDATE", "UPDATE", "INSERT"]),
     ],
 )
-def test_a_suspension_takes_few_statements(items: list[MessageItem], expected: list[str]) -> None:
-    # The turn's move, the conversation's touch (owner check, row lock), the end of the
-    # conversation and the items, the confirmation. It replaced three store calls: three
-    # commits, seven statements.
+def test_a_suspension_takes_few_statements(
+    items: list[MessageItem], position: int | None, expected: list[str]
+) -> None:
+    # The turn's move, the conversation's touch (owner check, row lock), the items (at the
+    # position the turn knows, else after reading the end), the confirmation. It replaced
+    # three store calls: three commits, seven statements.
     opened = turns.open_turn(OWNER, None, NOW)
     assert opened is not None
     with CaptureQueriesContext(connection) as captured:
         turns.suspend_turn(
-            OWNER, opened.conversation.id, opened.turn.id, items=items, now=NOW, **asked()
-        )
+            OWNER, opened.conversation.id, opened.turn.id, items=items, now=NOW,
+            position=position, **asked(),
+        )  # fmt: skip
     sql = [query["sql"].upper() for query in captured.captured_queries]
     control = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")
     assert [s.split()[0] for s in sql if not s.startswith(control)] == expected
+    assert models.PendingConfirmation.objects.filter(turn_id=opened.turn.id).count() == 1
+
+
+@pytest.mark.django_db
+def test_a_position_another_turn_took_is_redone_at_the_end() -> None:
+    # The hint is a guess: a concurrent turn of the conversation may have written there.
+    opened = turns.open_turn(OWNER, None, NOW)
+    assert opened is not None
+    models.ChatMessage.objects.create(
+        conversation_id=opened.conversation.id, position=0, created_at=NOW, kind="user",
+        content="from another turn",
+    )  # fmt: skip
+    turns.suspend_turn(
+        OWNER, opened.conversation.id, opened.turn.id, items=ITEMS, now=NOW, position=0,
+        **asked(),
+    )  # fmt: skip
+    stored = models.ChatMessage.objects.filter(conversation_id=opened.conversation.id)
+    assert list(stored.order_by("position").values_list("position", "content")) == [
+        (0, "from another turn"),
+        (1, "Add a bolt"),
+        (2, ""),
+    ]
     assert models.PendingConfirmation.objects.filter(turn_id=opened.turn.id).count() == 1

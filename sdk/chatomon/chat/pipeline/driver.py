@@ -176,6 +176,7 @@ class TurnDriver:
             run.conversation_id,
             run.turn_id,
             items=stored,
+            position=run.position,
             confirmation=NewConfirmation(
                 pending.id, pending.mutation, pending.input, pending.preview, approver,
                 expires_at, state,

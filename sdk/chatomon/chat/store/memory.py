@@ -270,8 +270,11 @@ class MemoryStore:
         items: Sequence[MessageItem],
         confirmation: NewConfirmation,
         now: datetime | None = None,
+        position: int | None = None,
     ) -> PendingConfirmation:
         """Append the items, record the confirmation and move the turn: all or none.
+
+        `position` is only a hint (the items go at the end, under the lock).
 
         One unit of work under the lock, so a concurrent move of the turn (an abort)
         either comes first and refuses it, or after it: never between the check and the

@@ -164,6 +164,7 @@ class ConversationStore(Protocol):
         items: Sequence[MessageItem],
         confirmation: NewConfirmation,
         now: datetime | None = None,
+        position: int | None = None,
     ) -> PendingConfirmation:
         """Suspend a running turn on a confirmation, as one unit of work.
 
@@ -171,6 +172,7 @@ class ConversationStore(Protocol):
         `confirmation` as pending (with the serialized turn state to resume from) and moves
         the turn to `awaiting_confirmation`: all of it, or (on any error) none of it. The
         only way a confirmation is recorded: one waits on a turn that waits on it.
+        `position` is where the items are expected to start, a hint as in `close_turn`.
 
         Raises:
             TurnTransitionError: The turn is not running.

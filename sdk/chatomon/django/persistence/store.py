@@ -234,13 +234,14 @@ class DjangoStore:
         items: Sequence[MessageItem],
         confirmation: NewConfirmation,
         now: datetime | None = None,
+        position: int | None = None,
     ) -> PendingConfirmation:
         """Suspend the turn in one transaction (see `turns.suspend_turn`)."""
         from chatomon.django.persistence import turns
 
         return await _run(
             turns.suspend_turn, owner, conversation_id, turn_id,
-            items=items, confirmation=confirmation, now=aware(now),
+            items=items, confirmation=confirmation, now=aware(now), position=position,
         )  # fmt: skip
 
     async def get_confirmation(

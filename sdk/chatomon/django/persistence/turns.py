@@ -9,9 +9,9 @@ pinned by tests/stores/test_turn_queries.py.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 from django.db import IntegrityError, router, transaction
@@ -42,6 +42,8 @@ from chatomon.django.persistence.rows import (
     turn_record,
 )
 from chatomon.schemas import TokenUsage, TurnReport
+
+T = TypeVar("T")
 
 __all__ = [
     "abort_stale",
@@ -124,10 +126,8 @@ def close_turn(
     """Move the turn and append its last items: 3 statements in one transaction.
 
     The move, the conversation's touch (owner check and row lock) and one insert of all
-    items. `position` is where the caller expects the items to start (the conversation's
-    length when its turn opened). A concurrent turn of the same conversation may have taken
-    it: the unique position then fails the insert, and the work is redone after reading the
-    real end (4 statements), so the common case needs no read at all.
+    items at `position` (`_moved_with_items`; 4 statements without it, or when another
+    turn took it).
 
     Raises:
         TurnTransitionError: The turn may not move to `status` (nothing is stored).
@@ -135,19 +135,44 @@ def close_turn(
         LookupError: No such turn.
     """
     changes = turn_columns(status, report, None, now)
+    _moved_with_items(
+        owner, conversation_id, turn_id, status=status, changes=changes, items=items,
+        now=now, position=position, then=lambda: None,
+    )  # fmt: skip
 
-    def write(at: int | None) -> None:
+
+def _moved_with_items(
+    owner: Owner,
+    conversation_id: UUID,
+    turn_id: str,
+    *,
+    status: str,
+    changes: dict[str, Any],
+    items: Sequence[MessageItem],
+    now: datetime,
+    position: int | None,
+    then: Callable[[], T],
+) -> T:
+    """Move the turn, append its items at `position`, then `then()`: one transaction.
+
+    `position` is where the caller expects the items to start (the conversation's length
+    when its turn opened). A concurrent turn of the same conversation may have taken it:
+    the unique position then fails the insert, and the work is redone after reading the
+    real end, so the common case needs no read at all.
+    """
+
+    def write(at: int | None) -> T:
         with transaction.atomic(using=router.db_for_write(models.Turn)):
             move(turn_id, status, changes)
             append(owner, conversation_id, items, now, at)
+            return then()
 
     if position is not None:
         try:
-            write(position)
-            return
+            return write(position)
         except IntegrityError:
             pass  # another turn wrote there meanwhile: the transaction was rolled back
-    write(None)
+    return write(None)
 
 
 def turn_columns(
@@ -245,12 +270,15 @@ def suspend_turn(
     items: Sequence[MessageItem],
     confirmation: NewConfirmation,
     now: datetime,
+    position: int | None = None,
 ) -> PendingConfirmation:
-    """Suspend a running turn on a confirmation: 3 statements in one transaction, 5 with items.
+    """Suspend a running turn on a confirmation: 3 statements in one transaction, 4 with items.
+
+    With items and no `position` (or one another turn took), 5: the end is read first.
 
     The move to `awaiting_confirmation`, the conversation's touch (owner check and row
-    lock), the items at its end (a read of the end, one insert) and the confirmation's
-    insert: one commit (the three store calls this replaces took three, and seven
+    lock), the items at `position` (`_moved_with_items`, as `close_turn`) and the
+    confirmation's insert: one commit (the three store calls this replaces took three, and seven
     statements), and nothing stored if any part fails: a turn aborted meanwhile keeps
     no confirmation that could resume it.
 
@@ -260,14 +288,19 @@ def suspend_turn(
         LookupError: No such turn.
     """
     status = "awaiting_confirmation"
-    with transaction.atomic(using=router.db_for_write(models.Turn)):
-        move(turn_id, status, turn_columns(status, None, None, now))
-        append(owner, conversation_id, items, now)
-        row = models.PendingConfirmation.objects.create(
+
+    def record() -> models.PendingConfirmation:
+        return models.PendingConfirmation.objects.create(
             conversation_id=conversation_id, turn_id=turn_id, created_at=now,
             call_id=confirmation.call_id, mutation=confirmation.mutation,
             input=dict(confirmation.input), preview=confirmation.preview,
             approver=confirmation.approver, expires_at=aware(confirmation.expires_at),
             state=dict(confirmation.state),
         )  # fmt: skip
+
+    changes = turn_columns(status, None, None, now)
+    row = _moved_with_items(
+        owner, conversation_id, turn_id, status=status, changes=changes, items=items,
+        now=now, position=position, then=record,
+    )  # fmt: skip
     return confirmation_record(row)
