@@ -22,7 +22,18 @@ def database_from_url(url: str | None) -> dict[str, Any]:
     call) when psycopg_pool is installed; `?pool=off` in the URL turns it off.
     """
     if not url:
-        return {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}
+        # Django's test database for it is one in-memory database shared by every thread's
+        # connection (SQLite's shared cache), where locks are per table and never waited
+        # for: a test polling the turn table while the store's worker thread is inside a
+        # write transaction would fail at once with "database table is locked". Reading
+        # uncommitted rows lets such observers read; writers still take turns as ever.
+        # (So here a tool's read on its own thread also sees rows a test has not committed:
+        # a test that forgets `transaction=True` fails on PostgreSQL only, which CI runs.)
+        return {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": ":memory:",
+            "OPTIONS": {"init_command": "PRAGMA read_uncommitted = 1;"},
+        }
     parts = urlsplit(url)
     if parts.scheme in ("postgres", "postgresql"):
         database: dict[str, Any] = {
