@@ -20,6 +20,7 @@ from uuid import uuid4
 import pytest
 from channels.testing.websocket import WebsocketCommunicator
 from django.core.cache import caches
+from django.db import connection
 from django.test import AsyncClient, RequestFactory
 
 from chatomon.chat.pipeline.wire import TERMINAL_TYPES
@@ -359,9 +360,9 @@ async def test_a_logout_aborts_the_turn_a_socket_resumed():
 async def test_a_turn_orphaned_by_a_dead_process_is_waited_for_a_bounded_time(monkeypatch):
     # Review finding 4: a running row with no feed and no log (its process died), or a log
     # whose writer stopped, kept a resume waiting until the cleanup or the log's expiry.
-    from chatomon.django.transports import relay  # noqa: PLC0415
+    from chatomon.django.transports.relay import replay  # noqa: PLC0415
 
-    monkeypatch.setattr(relay, "STALE_SECONDS", 0.6)
+    monkeypatch.setattr(replay, "STALE_SECONDS", 0.6)
     feed = relays().start(READER, chat_service().run_turn(None, "slow 30 hi", owner=READER))
     await until_running()
     turn = await Turn.objects.aget()
@@ -373,6 +374,11 @@ async def test_a_turn_orphaned_by_a_dead_process_is_waited_for_a_bounded_time(mo
     stale = await asyncio.wait_for(drained(await resume(READER, turn.pk, 0)), 5)
     assert stale == []  # the log's writer stopped long ago
     feed.cancel()
+    # The cancelled turn records itself aborted: done before the test database is flushed
+    # (on a shared in-memory SQLite the flush met "database table is locked").
+    assert feed.task is not None
+    await asyncio.gather(feed.task, return_exceptions=True)
+    assert (await Turn.objects.aget()).status == "aborted"
 
 
 async def test_a_resume_naming_no_turn_id_is_not_found_without_touching_the_cache():
@@ -424,3 +430,86 @@ async def test_a_feed_is_detached_only_when_its_last_reader_leaves():
     assert not feed.detached and feed.readers == 1
     await other.aclose()
     assert feed.detached and feed.readers == 0
+
+
+async def streamed_turn(client: AsyncClient, text: str = "drip 2 tick") -> str:
+    """The id of a turn `POST chat/stream/` ran to its end."""
+    response = await client.post(
+        "/chat/stream/", json.dumps({"text": text}), content_type="application/json"
+    )
+    events = sse_events(b"".join([chunk async for chunk in response.streaming_content]))
+    return str(events[-1]["turn_id"])
+
+
+async def test_a_resume_stays_out_of_atomic_requests(settings):
+    # Its view had an as_view of its own without non_atomic_requests: under ATOMIC_REQUESTS
+    # Django refused the async view (RuntimeError, a 500) instead of replaying the turn.
+    seen: list[bool] = []
+
+    def permission(user: Any, scope: Any) -> bool:
+        seen.append(connection.in_atomic_block)
+        return True
+
+    configure(settings, permission=permission)
+    client = AsyncClient()
+    await client.aforce_login(await make_user("alice"))
+    turn_id = await streamed_turn(client)
+    settings.DATABASES["default"]["ATOMIC_REQUESTS"] = True
+    try:
+        resumed = await client.get(f"/chat/stream/resume/?turn_id={turn_id}&after=1")
+        body = b"".join([chunk async for chunk in resumed.streaming_content])
+    finally:
+        settings.DATABASES["default"]["ATOMIC_REQUESTS"] = False
+    assert resumed.status_code == 200
+    assert types(sse_events(body)) == ["text_chunk", "done"]
+    assert seen == [False, False]  # the message's checks, then the resume's
+
+
+async def test_the_history_stays_out_of_atomic_requests(settings):
+    # Its as_view lacked non_atomic_requests too: Django refused the async view (a 500).
+    configure(settings)
+    client = AsyncClient()
+    await client.aforce_login(await make_user("alice"))
+    await streamed_turn(client)
+    settings.DATABASES["default"]["ATOMIC_REQUESTS"] = True
+    try:
+        history = await client.get("/chat/history/")
+    finally:
+        settings.DATABASES["default"]["ATOMIC_REQUESTS"] = False
+    assert history.status_code == 200
+    assert history.json()["items"]
+
+
+@pytest.mark.parametrize(
+    ("permission", "status", "reason"),
+    [
+        ("tests.django.test_sse.database_down", 503, "store_unavailable"),
+        ("tests.django.test_sse.broken_check", 500, None),
+    ],
+)
+async def test_a_resume_whose_checks_fail_answers_chat_error_as_an_event_stream(
+    settings, permission, status, reason
+):
+    # The checks are the chat endpoints' own (ChatEndpoint.admit): a failure there was
+    # Django's HTML 500 for a resume.
+    configure(settings, permission=permission)
+    response = await AsyncClient().get("/chat/stream/resume/?turn_id=t1")
+    assert response.status_code == status
+    assert response["Content-Type"].startswith("text/event-stream")
+    (event,) = sse_events(response.content)
+    assert (event["code"], event.get("reason")) == ("chat_error", reason)
+
+
+async def test_a_resume_refuses_as_an_event_stream_and_makes_no_chat_identity(settings):
+    configure(settings, rate_limit={"requests": 1, "window_seconds": 60})
+    visitor = AsyncClient()
+    for _ in range(2):  # an anonymous visitor with no chat: nothing counted, no session
+        refused = await visitor.get("/chat/stream/resume/?turn_id=t1")
+        assert refused.status_code == 404 and "sessionid" not in visitor.cookies
+        assert sse_events(refused.content)[0]["code"] == "turn_not_found"
+    unnamed = await visitor.get("/chat/stream/resume/")
+    assert (unnamed.status_code, sse_events(unnamed.content)[0]["code"]) == (400, "bad_event")
+    configure(settings, permission=lambda user, scope: False)
+    denied = await visitor.get("/chat/stream/resume/?turn_id=t1")
+    assert denied.status_code == 403 and denied["Content-Type"].startswith("text/event-stream")
+    assert sse_events(denied.content)[0]["code"] == "permission_denied"

@@ -90,8 +90,8 @@ async def through_expiry(
         yield event
     if last is None or not awaits_client(last):
         return
-    # The turn's tools ran their queries on the request's thread: what they left open
-    # there is released before the wait, which may last `confirm_timeout_seconds`.
+    # What the request's thread still holds (its middleware's reads, a project's own) is
+    # released before the wait, which may last `confirm_timeout_seconds`.
     await sync_to_async(release_spent_connections)()
     key = UUID(last["id"])
     while (remaining := seconds_left(last)) > EXPIRY_GRACE_SECONDS:

@@ -44,6 +44,7 @@ from typing import Any
 from uuid import UUID
 
 from asgiref.sync import sync_to_async
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.views import View
 
@@ -179,9 +180,13 @@ class ChatHistoryView(View):
 
     @classmethod
     def as_view(cls, **initkwargs: Any) -> Any:
-        """The view, gated by `enabled`, answering embedding pages (CORS, visitor tokens)."""
+        """The view, gated by `enabled`, answering embedding pages (CORS, visitor tokens).
+
+        Left out of ATOMIC_REQUESTS, as every chat view is: Django refuses an async view
+        inside a request transaction.
+        """
         view = super().as_view(**initkwargs)
-        return while_enabled(embeddable(view, view, _refuse))
+        return transaction.non_atomic_requests(while_enabled(embeddable(view, view, _refuse)))
 
     async def get(self, request: HttpRequest) -> HttpResponseBase:
         """Answer the owner's conversation (never cached: it is private and changes)."""

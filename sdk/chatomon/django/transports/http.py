@@ -1,19 +1,21 @@
 """`POST chat/`: one turn answered as the JSON envelope `{"events": [...], "answer": "..."}`.
 
-`ChatEndpoint` is what the three chat views share: while the `enabled` setting is False
-(read on every request), Django's 404 for every request, as if the routes were not mounted;
-else POST only (Django's 405 otherwise), CSRF-protected (Django's 403), then, in this order
-and before any turn runs: the `permission` setting (403 `permission_denied`), the body (413
-`request_too_large`, 400 `bad_message` / `message_too_long` / `bad_event`), the owner (the
-user, else the session, created now so its cookie goes out with the response), the chat
-service (a provider that cannot be built: 500 `chat_error`, logged once), and one request
-counted against the rate limit (429 `rate_limited`, with `Retry-After`). Refusals use the
-endpoint's own format, never Django's HTML pages: a body that Django would parse as a form
-for the CSRF check (`multipart/form-data`, refused before that check; an urlencoded one
-with too many fields or too large) gets the body's code, and checks that fail on the
-database (reading the user or the session) get `chat_error`, 503 with `reason:
-"store_unavailable"` (any other failure of theirs: 500). A turn that ends with that reason
-(its store could not be reached) is answered with 503 too (`envelope_status`).
+`ChatEndpoint` is what the chat views share (`POST chat/`, `chat/stream/`, `chat/confirm/`;
+`GET chat/stream/resume/` too, which asks with its URL instead of a body: its `payload`):
+while the `enabled` setting is False (read on every request), Django's 404 for every
+request, as if the routes were not mounted; else its method only (Django's 405 otherwise),
+CSRF-protected (Django's 403), then, in this order and before any turn runs: the
+`permission` setting (403 `permission_denied`), the body (413 `request_too_large`, 400
+`bad_message` / `message_too_long` / `bad_event`), the owner (the user, else the session,
+created now so its cookie goes out with the response), the chat service (a provider that
+cannot be built: 500 `chat_error`, logged once), and one request counted against the rate
+limit (429 `rate_limited`, with `Retry-After`). Refusals use the endpoint's own format,
+never Django's HTML pages: a body that Django would parse as a form for the CSRF check
+(`multipart/form-data`, refused before that check; an urlencoded one with too many fields
+or too large) gets the body's code, and checks that fail on the database (reading the user
+or the session) get `chat_error`, 503 with `reason: "store_unavailable"` (any other
+failure of theirs: 500). A turn that ends with that reason (its store could not be
+reached) is answered with 503 too (`envelope_status`).
 
 The views are async views: under Django's `ASGIHandler` they run on the server's event
 loop and iterate `ChatService.run_turn` there; under WSGI Django runs each on an event
@@ -52,6 +54,7 @@ from chatomon.chat.pipeline.wire import (
     error_event,
     store_unavailable_event,
 )
+from chatomon.chat.store.records import Owner
 from chatomon.django.audit.signals import send_chat_error
 from chatomon.django.persistence.connections import release_spent_connections, released
 from chatomon.django.service import available_service
@@ -146,7 +149,11 @@ def _form_bodies_refused(endpoint: type[ChatEndpoint], view: Any) -> Any:
     form before the view runs: a multipart body is refused before that (Django would keep
     none of its bytes, and a malformed one fails to parse), and an urlencoded one with too
     many fields or over DATA_UPLOAD_MAX_MEMORY_SIZE fails as Django's HTML 400 otherwise.
+    An endpoint that takes no POST reads no body (the resume view's request is its URL and
+    headers), and a safe method's CSRF check reads none: its view is returned as it is.
     """
+    if "post" not in endpoint.http_method_names:
+        return view
 
     @wraps(view)
     async def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
@@ -195,8 +202,9 @@ class ChatEndpoint(View):
         async view function itself, so Django applies it as an async decorator. The
         `enabled` gate comes before the CSRF check (the middleware is told the gate is
         exempt, and `csrf_protect` checks behind it), so a disabled route is a 404 for
-        every request, as an unmounted one would be. Requests from pages of other sites
-        go through `chatomon.django.transports.embedding.embeddable` (CORS, visitor tokens).
+        every request, as an unmounted one would be (for a GET endpoint the check passes
+        every request: a safe method). Requests from pages of other sites go through
+        `chatomon.django.transports.embedding.embeddable` (CORS, visitor tokens).
         """
         view = super().as_view(**initkwargs)
         protected = _form_bodies_refused(cls, csrf_protect(view))
@@ -206,9 +214,30 @@ class ChatEndpoint(View):
         gated = embeddable(protected, visiting, lambda r, s, e: cls().refuse(r, s, e))
         return transaction.non_atomic_requests(csrf_exempt(while_enabled(gated)))
 
+    def payload(self, request: HttpRequest, settings: ChatSettings) -> Any:
+        """What the request asks for (`Admitted.payload`), or the BadRequest refusing it.
+
+        By default its JSON body, read through `parse` (the resume view reads its URL and
+        `Last-Event-ID` instead).
+        """
+        decoded = _read(request, self.body_error)
+        return decoded if isinstance(decoded, BadRequest) else self.parse(decoded, settings)
+
     def parse(self, payload: Mapping[str, Any], settings: ChatSettings) -> Any:
         """The request this endpoint reads from the decoded body, or a BadRequest."""
         return parse_message(payload, settings.max_message_chars)
+
+    def identify(self, request: HttpRequest) -> tuple[Owner, str] | HttpResponse:
+        """The request's owner and rate-limit scope, or the refusal to send; sync.
+
+        The user, else the session's chat identity, created now (its cookie goes out with
+        the response). An anonymous request without SessionMiddleware has no owner: 403.
+        """
+        user = request.user
+        session = getattr(request, "session", None)
+        if session is None and not user.is_authenticated:
+            return self.refuse(request, 403, denied_event())
+        return identify(user, session, request.META.get("REMOTE_ADDR"))
 
     def refuse(self, request: HttpRequest, status: int, event: dict[str, Any]) -> HttpResponse:
         """A refusal in this endpoint's format (default: the JSON envelope)."""
@@ -249,21 +278,20 @@ class ChatEndpoint(View):
         return self.refuse(request, 500, error_event("chat_error", GENERIC_ERROR_MESSAGE))
 
     def check(self, request: HttpRequest, settings: ChatSettings) -> Admitted | HttpResponseBase:
-        """Permission, body, identity, service, then rate limit, in that order; sync.
+        """Permission, payload, identity, service, then rate limit, in that order; sync.
 
         For a worker thread (`admit`). Returns the admitted request, or the refusal to send.
         """
         user = request.user
         if not permitted(settings, user, _asgi_scope(request)):
             return self.refuse(request, 403, denied_event())
-        decoded = _read(request, self.body_error)
-        parsed = decoded if isinstance(decoded, BadRequest) else self.parse(decoded, settings)
+        parsed = self.payload(request, settings)
         if isinstance(parsed, BadRequest):
             return self.refuse(request, parsed.status, parsed.event)
-        session = getattr(request, "session", None)
-        if session is None and not user.is_authenticated:
-            return self.refuse(request, 403, denied_event())  # no SessionMiddleware: no owner
-        owner, scope = identify(user, session, request.META.get("REMOTE_ADDR"))
+        identified = self.identify(request)
+        if isinstance(identified, HttpResponseBase):
+            return identified
+        owner, scope = identified
         # The last database work on the request's thread before the turn, which may wait
         # on its model for long (a stream): what Django would close at the request's end
         # (the user's and the session's connection) is released now, not when it ends.

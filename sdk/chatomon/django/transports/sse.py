@@ -24,12 +24,15 @@ header (or `&after=<n>` for a client that cannot set it; the header alone also n
 turn, and wins over `after` when it names the same turn) answers the turn's events after
 position n, each once, then the live ones until the terminal event, with heartbeats
 (`ChatResumeView`). It is owner-scoped: another owner's turn, or one unknown or long
-finished, is 404 `turn_not_found` (a one-frame event stream); a request naming no turn is
-400 `bad_event`. Visitor tokens and CORS apply as for `POST chat/stream/`; the `permission`
-setting too (403), and the rate limit (429 `rate_limited`: a resume counts as a request). A
-turn that ended while its client was away replays to its terminal event; a stream that ends
-without one (the turn ended unseen, or its log expired) leaves the client to read `GET
-chat/history/`.
+finished, is 404 `turn_not_found` (a one-frame event stream), and so is any turn for an
+anonymous visitor with no chat yet (no session is made for it); a request naming no turn is
+400 `bad_event`. It is admitted as `POST chat/stream/` is (`ChatEndpoint`, in one worker
+trip, outside ATOMIC_REQUESTS): visitor tokens and CORS, the `permission` setting (403),
+the chat service (500 `chat_error`), the rate limit (429 `rate_limited`: a resume counts as
+a request), and a failure of those checks is `chat_error` (503 `store_unavailable`, else
+500). A turn that ended while its client was away replays to its terminal event; a
+stream that ends without one (the turn ended unseen, or its log expired) leaves the client
+to read `GET chat/history/`.
 
 A stream lasts as long as its model takes, and most of that time it waits: the store
 releases its database connection after each of its calls (`chatomon.django.persistence`),
@@ -45,15 +48,12 @@ import logging
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.http import (
     HttpRequest,
     HttpResponse,
     HttpResponseBase,
-    JsonResponse,
     StreamingHttpResponse,
 )
-from django.views import View
 
 from chatomon.chat.pipeline.wire import (
     GENERIC_ERROR_MESSAGE,
@@ -62,14 +62,10 @@ from chatomon.chat.pipeline.wire import (
 )
 from chatomon.chat.store.records import Owner
 from chatomon.django.audit.signals import send_chat_error
-from chatomon.django.persistence.connections import released
-from chatomon.django.settings import ChatSettings, chat_settings
-from chatomon.django.transports.admission import Admitted, limit_refusal, limiter_for
-from chatomon.django.transports.embedding import embeddable
+from chatomon.django.settings import ChatSettings
+from chatomon.django.transports.admission import SESSION_MARKER, Admitted
 from chatomon.django.transports.expiry import through_expiry
-from chatomon.django.transports.history import request_owner
-from chatomon.django.transports.http import ChatEndpoint, while_enabled
-from chatomon.django.transports.ratelimit import scope_key
+from chatomon.django.transports.http import ChatEndpoint
 from chatomon.django.transports.relay import (
     TURN_NOT_FOUND_MESSAGE,
     Positioned,
@@ -78,7 +74,9 @@ from chatomon.django.transports.relay import (
     parse_event_id,
     relays,
     resume,
+    turn_not_found_event,
 )
+from chatomon.django.transports.requests import BadRequest
 from chatomon.errors import StoreUnavailableError
 from chatomon.storable import storable
 
@@ -88,6 +86,7 @@ __all__ = [
     "TURN_NOT_FOUND_MESSAGE",
     "ChatResumeView",
     "ChatStreamView",
+    "EventStreamEndpoint",
     "event_stream_response",
     "feed_frames",
     "frame",
@@ -266,10 +265,10 @@ def refusal_response(status: int, event: Mapping[str, Any]) -> HttpResponse:
     return response
 
 
-class ChatStreamView(ChatEndpoint):
-    """`POST chat/stream/`: `{"text", "conversation_id"?}` → the turn as an event stream.
+class EventStreamEndpoint(ChatEndpoint):
+    """A chat endpoint answering with an event stream: its refusals are one-frame streams.
 
-    `ChatStreamView.as_view(heartbeat_seconds=1)` changes the heartbeat interval.
+    `as_view(heartbeat_seconds=1)` changes the heartbeat interval.
     """
 
     heartbeat_seconds: float = HEARTBEAT_SECONDS
@@ -277,6 +276,10 @@ class ChatStreamView(ChatEndpoint):
     def refuse(self, request: HttpRequest, status: int, event: dict[str, Any]) -> HttpResponse:
         """A refusal as a one-frame event stream."""
         return refusal_response(status, event)
+
+
+class ChatStreamView(EventStreamEndpoint):
+    """`POST chat/stream/`: `{"text", "conversation_id"?}` → the turn as an event stream."""
 
     async def post(self, request: HttpRequest) -> HttpResponseBase:
         """Stream the turn's events."""
@@ -303,53 +306,49 @@ def _position(request: HttpRequest) -> tuple[str, int] | None:
     return turn_id, int(after) if after.isdigit() else 0
 
 
-def _resume_owner(request: HttpRequest, settings: ChatSettings) -> Owner | HttpResponse | None:
-    """Permission, the owner, then the rate limit (sync, one trip): a resume is a request.
+class ChatResumeView(EventStreamEndpoint):
+    """`GET chat/stream/resume/`: a running or just-finished turn's events (module docstring).
 
-    Counted like a message (429 `rate_limited` with `Retry-After`): a resume may follow a
-    turn for as long as it runs, and a client looping on it must not go uncounted.
+    Admitted as every chat request is (`ChatEndpoint`); what it asks for is in its URL and
+    `Last-Event-ID` (`payload`: the turn and the position), and it follows a turn its
+    owner already has, so it makes no anonymous chat identity (`identify`).
     """
-    owner = request_owner(request, settings)
-    if not isinstance(owner, Owner):
-        return owner
-    session_key = None if request.user.is_authenticated else owner.key
-    scope = scope_key(request.user, session_key, request.META.get("REMOTE_ADDR"))
-    limited = limit_refusal(limiter_for(settings).admit(scope))
-    if limited is None:
-        return owner
-    response = JsonResponse(limited, status=429)
-    response["Retry-After"] = str(limited["retry_after_seconds"])
-    return response
-
-
-class ChatResumeView(View):
-    """`GET chat/stream/resume/`: a running or just-finished turn's events (module docstring)."""
 
     http_method_names = ("get",)
-    heartbeat_seconds: float = HEARTBEAT_SECONDS
 
-    @classmethod
-    def as_view(cls, **initkwargs: Any) -> Any:
-        """The view, gated by `enabled`, answering embedding pages (CORS, visitor tokens)."""
-        view = super().as_view(**initkwargs)
-        return while_enabled(embeddable(view, view, lambda r, s, e: refusal_response(s, e)))
-
-    async def get(self, request: HttpRequest) -> HttpResponseBase:
-        """Replay the turn after the asked position, then follow it to its end."""
+    def payload(self, request: HttpRequest, settings: ChatSettings) -> tuple[str, int] | BadRequest:
+        """The turn and the position asked for (`_position`), or 400 `bad_event`."""
         asked = _position(request)
         if asked is None:
-            event = error_event("bad_event", "Name the turn: ?turn_id= or Last-Event-ID.")
-            return refusal_response(400, event)
-        owner = await sync_to_async(released)(_resume_owner, request, chat_settings())
-        if isinstance(owner, HttpResponse):
-            refused = refusal_response(owner.status_code, json.loads(owner.content))
-            if owner.has_header("Retry-After"):
-                refused["Retry-After"] = owner["Retry-After"]
-            return refused
+            message = "Name the turn: ?turn_id= or Last-Event-ID."
+            return BadRequest(error_event("bad_event", message))
+        return asked
+
+    def identify(self, request: HttpRequest) -> tuple[Owner, str] | HttpResponse:
+        """The owner and scope; an anonymous visitor with no chat yet has no turn: 404.
+
+        No identity is created for it (no session, no cookie), and nothing is counted
+        against the rate limit: there is nothing it could follow.
+        """
+        session = getattr(request, "session", None)
+        identity = None if session is None else session.get(SESSION_MARKER)
+        if not request.user.is_authenticated and not (isinstance(identity, str) and identity):
+            return self.refuse(request, 404, turn_not_found_event())
+        return super().identify(request)
+
+    async def get(self, request: HttpRequest) -> HttpResponseBase:
+        """Replay the turn after the asked position, then follow it to its end.
+
+        A resume counts against the rate limit like a message (`admit`): it may follow a
+        turn for as long as it runs, and a client looping on it must not go uncounted.
+        """
+        admitted = await self.admit(request)
+        if isinstance(admitted, HttpResponseBase):
+            return admitted
         try:
-            source = None if owner is None else await resume(owner, *asked)
+            source = await resume(admitted.owner, *admitted.payload)
         except StoreUnavailableError:
-            return refusal_response(503, store_unavailable_event())
+            return self.refuse(request, 503, store_unavailable_event())
         if source is None:
-            return refusal_response(404, error_event("turn_not_found", TURN_NOT_FOUND_MESSAGE))
+            return self.refuse(request, 404, turn_not_found_event())
         return event_stream_response(positioned_frames(source), self.heartbeat_seconds)

@@ -87,11 +87,11 @@ from chatomon.django.transports.expiry import awaits_client, seconds_left
 from chatomon.django.transports.layer import LayerReceiver, attempt
 from chatomon.django.transports.logout import CLOSE_LOGGED_OUT
 from chatomon.django.transports.relay import (
-    TURN_NOT_FOUND_MESSAGE,
     TurnFeed,
     new_stream,
     relays,
     resume,
+    turn_not_found_event,
     with_positions,
 )
 from chatomon.django.transports.requests import (
@@ -307,7 +307,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return
         source = await resume(self.owner, turn_id, after)
         if source is None:
-            event = error_event("turn_not_found", TURN_NOT_FOUND_MESSAGE, turn_id=turn_id)
+            event = turn_not_found_event(turn_id)
             await self.send_event(event)
             return
         # The turn runs in this process: a logout cancels it as it would the socket's own.
