@@ -146,6 +146,33 @@ async def test_calls_from_the_event_loop_run_the_orm_in_a_worker_thread() -> Non
     assert all(thread is not loop_thread for thread in seen)
 
 
+@django_mark(transaction=True)
+async def test_database_work_goes_through_the_toolsets_runner_and_nothing_else_does() -> None:
+    ran: list[str] = []
+
+    async def runner(function: Any, *args: Any, **kwargs: Any) -> Any:
+        ran.append(args[0].get("manager", "?"))
+
+        def unit() -> Any:
+            try:
+                return function(*args, **kwargs)
+            finally:  # the worker's connection would keep the test database from going
+                connections.close_all()
+
+        return await sync_to_async(unit, thread_sensitive=False)()
+
+    await Material.objects.acreate(name="Steel", density=7.8)
+    toolset = Toolset(ManagerRegistry([chat.MaterialManager]), run_blocking=runner)
+    try:
+        schema = await toolset.call("search_managers", {"query": "material"}, toolset.context())
+        rows = await toolset.call("query", {"manager": "MaterialManager"}, toolset.context())
+    finally:  # acreate's connection, on asgiref's thread-sensitive worker
+        await sync_to_async(connections.close_all)()
+    assert schema.get("status") != "error"
+    assert [row["name"] for row in rows["data"]] == ["Steel"]
+    assert ran == ["MaterialManager"]  # the schema-only search needs no thread
+
+
 def slow_parts_manager() -> type[Manager]:
     """PartManager whose rows take a while to read, on either database."""
 

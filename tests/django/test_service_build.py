@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from chatomon.django.persistence.connections import in_tool_worker
 from chatomon.django.service import chat_service
 from tests.asgi_app.fixtures import configure
 from tests.asgi_app.providers import RulesProvider
@@ -58,3 +59,10 @@ def test_changed_settings_build_a_new_service(settings: Any) -> None:
     configure(settings, provider=f"{__name__}.CountedProvider")
     assert chat_service() is not first
     assert len(CountedProvider.built) == 2
+
+
+def test_the_services_tools_run_their_database_work_as_units_of_their_own(settings: Any) -> None:
+    # Not on the request's thread (a new one per request under Django's ASGIHandler: a new
+    # SQLite connection per read), but on threads of their own, released around it.
+    configure(settings)
+    assert chat_service().toolset.run_blocking is in_tool_worker

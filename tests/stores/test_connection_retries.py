@@ -9,10 +9,13 @@ again would only fail, or wait, again.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from asgiref.sync import async_to_sync
 from django.db import OperationalError, connection
 
-from chatomon.django.persistence.connections import MAX_RECONNECTS, released
+from chatomon.django.persistence.connections import MAX_RECONNECTS, in_tool_worker, released
 from tests.services import needs_postgres
 
 pytestmark = [
@@ -37,7 +40,17 @@ def test_a_call_whose_connection_died_runs_again_on_a_new_one() -> None:
     assert calls == [1, 2]
 
 
-def test_a_connection_that_keeps_dying_fails_after_max_reconnects() -> None:
+@pytest.mark.parametrize(
+    ("run", "runs"),
+    [
+        (released, MAX_RECONNECTS + 1),  # a store call: nothing of it ran, so again
+        # A tool's work never again: a project's mutation may act outside the database (a
+        # mail) before its first statement. The turn gets the error instead.
+        (async_to_sync(in_tool_worker), 1),
+    ],
+    ids=["store call", "tool work"],
+)
+def test_a_connection_that_keeps_dying_fails_after_the_runs_allowed(run: Any, runs: int) -> None:
     calls: list[int] = []
 
     def always_dies() -> None:
@@ -46,8 +59,8 @@ def test_a_connection_that_keeps_dying_fails_after_max_reconnects() -> None:
             cursor.execute("SELECT pg_terminate_backend(pg_backend_pid())")
 
     with pytest.raises(OperationalError):
-        released(always_dies)
-    assert len(calls) == MAX_RECONNECTS + 1
+        run(always_dies)
+    assert len(calls) == runs
 
 
 def test_a_statement_failing_on_a_live_connection_is_not_run_again() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -21,6 +22,7 @@ from chatomon.django import models
 from chatomon.django.persistence.connections import (
     holds_server_connections,
     in_caller_transaction,
+    in_tool_worker,
     released,
 )
 from chatomon.django.persistence.store import DjangoStore
@@ -93,6 +95,39 @@ def test_released_releases_after_a_failure_and_not_inside_a_transaction() -> Non
         assert released(models.Conversation.objects.exists) is False
         assert holds_a_connection() and in_caller_transaction()
     assert not in_caller_transaction()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_work_in_a_worker_thread_runs_off_the_loop_and_releases_its_connection(
+    releases: list[bool],
+) -> None:
+    # A tool's read in a chat turn runs so: on SQLite the worker keeps its connection
+    # (no server slot; reopening costs its set-up), elsewhere it is released.
+    loop_thread = threading.current_thread()
+
+    def count() -> tuple[int, threading.Thread]:
+        return models.Conversation.objects.count(), threading.current_thread()
+
+    rows, thread = await in_tool_worker(count)
+    assert rows == 0
+    assert thread is not loop_thread
+    assert thread.name.startswith("chatomon-tools")  # not the loop's executor: the store's
+    assert releases[-1:] == ([] if SQLITE else [True])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_tools_work_is_a_unit_of_its_own_beside_the_callers_transaction() -> None:
+    # Unlike the SDK's default (asgiref's thread-sensitive mode, the caller's thread).
+    def create() -> Any:
+        now = datetime.now(UTC)
+        return models.Conversation.objects.create(
+            owner_kind="user", owner_key="7", created_at=now, updated_at=now
+        )
+
+    with transaction.atomic():
+        created = async_to_sync(in_tool_worker)(create)
+        transaction.set_rollback(True)
+    assert models.Conversation.objects.filter(pk=created.pk).exists()
 
 
 @pytest.mark.skipif(SQLITE, reason="SQLite connections are kept: no server connection")

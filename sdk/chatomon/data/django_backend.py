@@ -10,9 +10,9 @@ queryset, so related rows outside the actor's scope are left out and nothing is 
 row by row. The reads of one call share one transaction on
 PostgreSQL, under `query_timeout_seconds` (see `chatomon.data.django_timeout`).
 
-The ORM is synchronous: `runs_in_thread` tells the tools to call this backend through
-asgiref's `sync_to_async`. Importing this module imports Django (settings are needed only
-when a query runs).
+The ORM is synchronous: `runs_in_thread` tells the tools to call this backend off the
+event loop (through their `Toolset.run_blocking`). Importing this module imports Django
+(settings are needed only when a query runs).
 """
 
 from __future__ import annotations

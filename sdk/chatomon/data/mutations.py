@@ -252,7 +252,12 @@ async def aexecute_mutation(
     input: Any,
     actor: Any,
 ) -> dict[str, Any]:
-    """`execute_mutation` in a worker thread (the Django ORM is synchronous)."""
+    """`execute_mutation` in a worker thread (the Django ORM is synchronous).
+
+    asgiref's thread-sensitive mode, as `chatomon.chat.tools.in_callers_thread` (a
+    toolset's default runner) gives it; the tool loop runs its approved writes through its
+    toolset's own runner instead.
+    """
     from asgiref.sync import sync_to_async  # noqa: PLC0415 - only async callers need it
 
     return await sync_to_async(execute_mutation, thread_sensitive=True)(

@@ -42,6 +42,7 @@ from chatomon.chat.tools.context import AuditHook
 from chatomon.chat.tools.toolset import Toolset
 from chatomon.data.actor import is_authenticated
 from chatomon.django.audit.signals import send_chat_error
+from chatomon.django.persistence.connections import in_tool_worker
 from chatomon.django.settings import ChatSettings, chat_settings, get_planned_chat_settings
 from chatomon.planned import PlannedTurns
 from chatomon.providers.registry import build_provider
@@ -189,7 +190,9 @@ def build_chat_service(settings: ChatSettings | None = None) -> ChatService:
     return ChatService(
         store=DjangoStore(),
         provider=build_provider(chosen.provider, chosen.provider_config),
-        toolset=Toolset(chosen.chat_registry(), chosen.tools, redaction=redaction),
+        toolset=Toolset(
+            chosen.chat_registry(), chosen.tools, redaction=redaction, run_blocking=in_tool_worker
+        ),
         atom_config=chosen.atom_config(),
         limits=chosen.limits,
         system_prompt=chosen.system_prompt,

@@ -6,7 +6,7 @@ their results given back in call order. A completion that asks for `mutate` toge
 any other call is refused before any tool runs (`mutation_batch_unsupported`). A mutation
 that needs approval is handed to the loop's `confirmer` and the turn waits for its answer;
 without a confirmer the loop suspends the turn (its state saved as `LoopState`) and a loop
-built with `resume=LoopResume(state, outcome)` continues it once the decision is in.
+built with `resume=LoopResume(state, outcome, preview)` continues it once the decision is in.
 
 Limits, as the chat settings define them, end the turn with a `ToolLoopError`:
 `max_retries_per_message` ("Maximum non-mutation tool-loop retries in one user turn": each
@@ -53,7 +53,7 @@ from chatomon.chat.loop.suspension import (
 )
 from chatomon.chat.prompts import NO_ANSWER_RECOVERY, NO_TOOLS_RECOVERY, system_prompt
 from chatomon.chat.tools.toolset import Toolset
-from chatomon.data.mutations import aexecute_mutation
+from chatomon.data.mutations import execute_mutation
 from chatomon.errors import ConfigurationError, ToolLoopError
 from chatomon.events import TextChunk
 from chatomon.nucleus import (
@@ -197,7 +197,8 @@ class ToolLoop:
 
     def initial_messages(self, request: NucleusRequest) -> list[Message]:
         """The provider request of the first round: system prompt, then the conversation."""
-        system = Message.system(system_prompt(self.system_prompt, request.guidance))
+        catalogue = self.toolset.catalogue
+        system = Message.system(system_prompt(self.system_prompt, request.guidance, catalogue))
         current = [Message(role=m.role, content=m.content) for m in request.messages]
         if self.history is None:
             return [system, *current]
@@ -300,7 +301,12 @@ class ToolLoop:
                 outcome: Outcome = "approved" if await self.confirmer(pending) else "rejected"
                 started = time.perf_counter()
                 result = await self._decision_result(
-                    outcome, pending.mutation, pending.input, state, context
+                    outcome,
+                    pending.mutation,
+                    pending.input,
+                    state,
+                    context,
+                    preview=pending.preview,
                 )
             results = [result]
         else:
@@ -376,8 +382,9 @@ class ToolLoop:
         waiting = resume.pending
         started = time.perf_counter()
         result = await self._decision_result(
-            resume.outcome, waiting.mutation, waiting.input, state, context
-        )
+            resume.outcome, waiting.mutation, waiting.input, state, context,
+            preview=resume.preview,
+        )  # fmt: skip
         yield StepTiming(
             "tool_call", waiting.call.name, started, time.perf_counter(), _status(result)
         )
@@ -391,14 +398,16 @@ class ToolLoop:
         data: Mapping[str, Any],
         state: LoopState,
         context: Any,
+        *,
+        preview: Any,
     ) -> dict[str, Any]:
         if outcome != "approved":
-            result = declined_result(mutation, outcome)
+            result = declined_result(mutation, outcome, preview, context.redaction.sensitive)
         else:
             # The reference rejects a confirmation write too once the budget is exhausted.
             await require_room(self.budget)
-            result = await aexecute_mutation(
-                self.toolset.registry, mutation, dict(data), self.actor
+            result = await self.toolset.run_blocking(
+                execute_mutation, self.toolset.registry, mutation, dict(data), self.actor
             )
             if result.get("status") == "executed":
                 state.mutations += 1

@@ -20,13 +20,14 @@ re-exported here.
 from chatomon.chat.tools.context import AuditHook, ToolContext, ToolSettings, ToolStrategy
 from chatomon.chat.tools.definitions import direct_query_name
 from chatomon.chat.tools.results import ERROR_CODES, tool_error
-from chatomon.chat.tools.toolset import MUTATE, Tool, Toolset
+from chatomon.chat.tools.toolset import MUTATE, BlockingRunner, Tool, Toolset, in_callers_thread
 from chatomon.data.mutations import aexecute_mutation, execute_mutation
 
 __all__ = [
     "ERROR_CODES",
     "MUTATE",
     "AuditHook",
+    "BlockingRunner",
     "Tool",
     "ToolContext",
     "ToolSettings",
@@ -35,5 +36,6 @@ __all__ = [
     "aexecute_mutation",
     "direct_query_name",
     "execute_mutation",
+    "in_callers_thread",
     "tool_error",
 ]

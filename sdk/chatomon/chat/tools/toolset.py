@@ -11,9 +11,12 @@ match the schema, unknown names, bad values, limits, timeouts, refused mutations
 back as `{"status": "error", "code", "message", ...}`. Exceptions that are bugs or outages
 (a mutation function crashing, the database down) propagate, for the turn's error path.
 
-Work on Django-backed managers runs in a worker thread through asgiref's `sync_to_async`
-(thread-sensitive, as Django requires); records and the schema-only tools run inline.
-Definitions follow the registry: registering a manager rebuilds them.
+Work on Django-backed managers (reads, and every mutation but a records manager's) runs
+off the event loop through the toolset's `run_blocking`: by default asgiref's
+thread-sensitive `sync_to_async` (the caller's thread, and any transaction it holds);
+`chatomon.django` gives its own, a unit of work on threads of its own
+(`chatomon.django.persistence.connections.in_tool_worker`). Records and the schema-only
+tools run inline. Definitions follow the registry: registering a manager rebuilds them.
 """
 
 from __future__ import annotations
@@ -22,8 +25,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from functools import cached_property
-from typing import Any
+from typing import Any, ParamSpec, Protocol, TypeVar
 
 from asgiref.sync import sync_to_async
 
@@ -38,14 +40,44 @@ from chatomon.chat.tools.definitions import (
 from chatomon.chat.tools.mutate import mutate
 from chatomon.data.errors import DataConfigurationError, DataError, did_you_mean
 from chatomon.data.registration import ManagerRegistry
+from chatomon.data.schema import SchemaIndex
 from chatomon.providers.base import ToolDefinition
 from chatomon.redaction import DEFAULT_REDACTION, Redaction
 
-__all__ = ["MUTATE", "Tool", "Toolset"]
+__all__ = ["MUTATE", "BlockingRunner", "Tool", "Toolset", "in_callers_thread"]
 
 MUTATE = "mutate"
 
 Executor = Callable[[Mapping[str, Any], ToolContext], Any]
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+class BlockingRunner(Protocol):
+    """Runs a blocking (synchronous) function off the event loop."""
+
+    def __call__(self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> Awaitable[T]:
+        """`await run(function, *args, **kwargs)`: what `function` returns or raises."""
+        ...
+
+
+def _call(function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    return function(*args, **kwargs)
+
+
+# Built once: building it per call would run asgiref's inspection every time.
+_in_callers_thread = sync_to_async(_call, thread_sensitive=True)
+
+
+async def in_callers_thread(function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """`function(*args, **kwargs)` through asgiref's thread-sensitive `sync_to_async`.
+
+    The default `BlockingRunner`: the thread that runs the caller's other sync code (under
+    `async_to_sync`, the caller's own), so the work sees a transaction the caller holds.
+    """
+    result: T = await _in_callers_thread(function, *args, **kwargs)
+    return result
 
 
 def _always(answer: bool) -> Callable[[Mapping[str, Any]], bool]:
@@ -54,13 +86,14 @@ def _always(answer: bool) -> Callable[[Mapping[str, Any]], bool]:
 
 @dataclass(frozen=True)
 class Tool:
-    """One tool: its definition, its executor, and whether a call needs the worker thread.
+    """One tool: its definition, its executor, and whether a call runs off the event loop.
 
     Attributes:
         definition: What the provider is told.
         execute: `execute(args, context)` returning the JSON-ready result; raises
             DataError for anything the model can correct.
-        in_thread: `in_thread(args)`: whether this call touches a synchronous database.
+        in_thread: `in_thread(args)`: whether this call touches a synchronous database
+            (the toolset's `run_blocking` then runs it).
         is_mutation: Whether the tool writes.
     """
 
@@ -74,11 +107,6 @@ class Tool:
         """The tool name."""
         return self.definition.name
 
-    @cached_property
-    def execute_in_thread(self) -> Callable[[Mapping[str, Any], ToolContext], Awaitable[Any]]:
-        """`execute` awaited in asgiref's thread-sensitive worker (the wrapper built once)."""
-        return sync_to_async(self.execute, thread_sensitive=True)
-
 
 class Toolset:
     """The chat tools over `registry`, shaped by `settings`.
@@ -89,6 +117,8 @@ class Toolset:
             context made by `context()` carries.
         redaction: The sensitive keys a context carries (the service's own rule: pass
             the same `Redaction` to both).
+        run_blocking: Runs a call's synchronous database work off the event loop (and the
+            tool loop's confirmed writes); default `in_callers_thread`.
 
     Raises:
         DataConfigurationError: When the registry is invalid, an allowed mutation is not
@@ -101,12 +131,14 @@ class Toolset:
         settings: ToolSettings | None = None,
         *,
         redaction: Redaction = DEFAULT_REDACTION,
+        run_blocking: BlockingRunner = in_callers_thread,
     ) -> None:
         self.registry = registry
         self.settings = settings or ToolSettings()
         self.redaction = redaction
+        self.run_blocking = run_blocking
         self._lock = threading.Lock()
-        self._built: tuple[int, dict[str, Tool]] | None = None
+        self._built: tuple[int, dict[str, Tool], str] | None = None
         self._check_mutations()
         self.tools  # noqa: B018 - build now, so a broken registry fails here, not mid-turn
 
@@ -131,17 +163,25 @@ class Toolset:
     @property
     def tools(self) -> Mapping[str, Tool]:
         """The tools by name, for the registry's current version."""
+        return self._current()[1]
+
+    @property
+    def catalogue(self) -> str:
+        """The managers as system-prompt lines (`discovery.data_catalogue`); "" when many."""
+        return self._current()[2]
+
+    def _current(self) -> tuple[int, dict[str, Tool], str]:
         version = self.registry.version
         with self._lock:
             if self._built is not None and self._built[0] == version:
-                return self._built[1]
-        tools = self._build()
-        with self._lock:
-            self._built = (version, tools)
-        return tools
-
-    def _build(self) -> dict[str, Tool]:
+                return self._built
         index = self.registry.schema_index()
+        built = (version, self._build(index), discovery.data_catalogue(index))
+        with self._lock:
+            self._built = built
+        return built
+
+    def _build(self, index: SchemaIndex) -> dict[str, Tool]:
         limit = self.settings.max_results
         schema_only = [discovery.search_managers, discovery.get_manager_schema, discovery.find_path]
         definitions = discovery_definitions(limit, index.names)
@@ -255,7 +295,7 @@ class Toolset:
         try:
             tool, checked = self._prepare(name, args)
             if tool.in_thread(checked):
-                result = await tool.execute_in_thread(checked, context)
+                result = await self.run_blocking(tool.execute, checked, context)
             else:
                 result = tool.execute(checked, context)
         except DataError as error:

@@ -8,7 +8,8 @@ streamed turn waits on its model for seconds inside one request, and the store's
 on worker threads that serve no request at all (`chatomon.django.persistence.store`). So
 every store call is given the edges of a request of its own (`released`): a waiting turn
 holds no connection, and a connection that broke (the database restarted, a proxy cut it)
-is dropped by the next call instead of failing every later one. The chat views release
+is dropped by the next call instead of failing every later one. A chat tool's database
+work (`in_tool_worker`) gets the same edges, on threads of its own. The chat views release
 the request thread's own before a turn, and a stream before it waits on a confirmation.
 
 A connection the database closed while it sat idle (a restart, a failover, an idle
@@ -24,15 +25,17 @@ nothing is released: closing its connection would break it. Nor are SQLite conne
 file handle holds no server's connection slot and cannot be cut by a restart, while
 closing the last one checkpoints the write-ahead log and reopening one reruns its set-up
 (together over a millisecond per store call); the store's SQLite calls keep theirs on
-their one thread.
+their one thread, the tools' on theirs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from typing import Any, ParamSpec, TypeVar
 
+from asgiref.sync import sync_to_async
 from django.db import (
     InterfaceError,
     OperationalError,
@@ -43,8 +46,10 @@ from django.db import (
 
 __all__ = [
     "MAX_RECONNECTS",
+    "TOOL_WORKERS",
     "holds_server_connections",
     "in_caller_transaction",
+    "in_tool_worker",
     "release_spent_connections",
     "released",
 ]
@@ -138,6 +143,13 @@ def released(function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     """
     # Inside a caller's transaction a dead connection took the transaction with it.
     attempts = 1 if in_caller_transaction() else MAX_RECONNECTS + 1
+    return _released_within(attempts, function, *args, **kwargs)
+
+
+def _released_within(
+    attempts: int, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs
+) -> T:
+    """`released`'s work: at most `attempts` runs, the later ones after a dead connection."""
     for attempt in range(1, attempts + 1):
         release_spent_connections()
         try:
@@ -149,3 +161,31 @@ def released(function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         finally:
             release_spent_connections()
     raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+TOOL_WORKERS = ThreadPoolExecutor(thread_name_prefix="chatomon-tools")
+"""The threads of the chat tools' database work (`in_tool_worker`), apart from the loop's
+default executor, where the store's calls run: slow tool queries never hold a store call
+back. They outlive requests, so on SQLite each keeps its connection."""
+
+
+def _released_once(function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    # Unlike `released`, never run again: a project's mutation may act outside the
+    # database (a mail, a webhook) before its first statement meets a dead connection.
+    return _released_within(1, function, *args, **kwargs)
+
+
+# Built once: building it per call would run asgiref's inspection every time.
+_on_the_tool_workers = sync_to_async(_released_once, thread_sensitive=False, executor=TOOL_WORKERS)
+
+
+async def in_tool_worker(function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """`function(*args, **kwargs)`: a chat tool's database work, as a unit of its own.
+
+    On a thread of `TOOL_WORKERS`, between two `release_spent_connections` (as a request's
+    edges), run once. Under Django's `ASGIHandler` the request's own thread (asgiref's
+    thread-sensitive mode, the SDK's default) is a new one per request: on SQLite a new
+    connection, and its set-up, per read. The work joins no transaction of its caller.
+    """
+    result: T = await _on_the_tool_workers(function, *args, **kwargs)
+    return result
