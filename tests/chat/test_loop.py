@@ -171,6 +171,11 @@ async def test_a_confirmed_mutation_waits_for_the_confirmer(approve: bool) -> No
     assert log == ([{"material_id": 1, "name": "Iron"}] if approve else [])
     result = next(e for e in events if isinstance(e, ToolResult)).result
     assert result["status"] == ("executed" if approve else "rejected")
+    if not approve:  # read to the user as it is: what was not changed, no instruction
+        assert result["message"] == (
+            "The change (name from Steel to Iron on MaterialManager #1) was rejected, "
+            "so nothing was written."
+        )
 
 
 async def test_without_a_confirmer_a_confirmed_mutation_needs_another_transport() -> None:
@@ -385,6 +390,11 @@ async def test_system_prompt_project_text_and_orbital_guidance_reach_the_provide
     assert "never invent data" in system.content
     assert "Company: Acme Machines." in system.content
     assert "Answer in French." in system.content
+    # The data catalogue sits between the project's text and this turn's guidance, so the
+    # start of the prompt stays the same from turn to turn (a local model's cache).
+    catalogue = "- PartManager: id, name; relations: material -> MaterialManager"
+    order = [system.content.index(t) for t in ("Acme Machines", catalogue, "Answer in French")]
+    assert order == sorted(order)
 
 
 async def test_output_orbitals_regenerate_a_data_answer_with_guidance() -> None:

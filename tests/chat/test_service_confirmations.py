@@ -43,6 +43,24 @@ async def suspended_turn(
     return events[-1]
 
 
+async def test_an_approved_write_runs_through_the_toolsets_blocking_runner(
+    store: ConversationStore,
+) -> None:
+    # The same runner as the tools' own work (a Django app's: off the request's thread).
+    ran: list[str] = []
+
+    async def runner(function: Any, *args: Any, **kwargs: Any) -> Any:
+        ran.append(function.__name__)
+        return function(*args, **kwargs)
+
+    log: list[dict[str, Any]] = []
+    chat = service(store, rename_script(), log=log, settings=confirm_settings())
+    chat.toolset.run_blocking = runner
+    pending = await suspended_turn(chat)
+    await collect(chat.resolve_confirmation(USER, pending["id"], True))
+    assert ran == ["execute_mutation"] and log == [IRON]
+
+
 @pytest.mark.parametrize("confirmed", [True, False])
 async def test_a_client_decision_resumes_the_suspended_turn(
     store: ConversationStore, confirmed: bool
@@ -68,6 +86,8 @@ async def test_a_client_decision_resumes_the_suspended_turn(
     decided = await store.get_confirmation(UUID(pending["id"]))
     assert decided is not None and decided.decided_by == "user:7"  # kept for console and audit
     assert events[1]["result"]["status"] == ("executed" if confirmed else "rejected")
+    if not confirmed:  # the preview was kept with the suspended call
+        assert "(name from Steel to Iron on MaterialManager #1)" in events[1]["result"]["message"]
     assert all(e["turn_id"] == pending["turn_id"] for e in events)
     assert log == ([IRON] if confirmed else [])
     turn = await store.get_turn(pending["turn_id"])

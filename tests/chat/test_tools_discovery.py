@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from chatomon.chat.tools import Toolset, ToolSettings
+from chatomon.chat.tools.discovery import data_catalogue
 from chatomon.data import Manager, ManagerRegistry, RelationSpec
 from chatomon.data.fixtures import large_registry, toy_registry
 from tests.data.catalog import BACKENDS, Catalog, open_catalog, records_catalog
@@ -303,3 +304,57 @@ def test_a_hidden_manager_is_never_named() -> None:
             "Secret" not in item and "ledger" not in item for item in result.get("allowed", [])
         )
         assert "did you mean" not in result["message"]
+
+
+def test_a_small_schema_is_listed_for_the_system_prompt() -> None:
+    assert Toolset(toy_registry()).catalogue.splitlines() == [
+        "The data sets (exact manager names, their fields, and relations; filter across a "
+        "relation with relation__field):",
+        "- MaterialManager: id, name, density",
+        "- PartManager: id, name; relations: material -> MaterialManager (e.g. material__name)",
+        "- ProjectManager: id, name; relations: parts -> PartManager (e.g. parts__name)",
+    ]
+
+
+def test_a_large_schema_is_left_to_search_managers() -> None:
+    assert Toolset(large_registry()).catalogue == ""
+    assert data_catalogue(toy_registry().schema_index(), max_managers=2) == ""
+
+
+def test_the_catalogue_never_names_a_hidden_manager() -> None:
+    catalogue = Toolset(hidden_registry()).catalogue
+    assert catalogue.splitlines()[1:] == ["- PartManager: id, name"]
+    assert "ledger" not in catalogue.lower() and "secret" not in catalogue.lower()
+
+
+def test_the_catalogue_follows_the_registry() -> None:
+    registry = toy_registry()
+    toolset = Toolset(registry)
+    assert "SupplierManager" not in toolset.catalogue
+    registry.register(Manager.from_records("SupplierManager", records=[], description="x."))
+    assert "- SupplierManager: id" in toolset.catalogue
+
+
+def test_the_catalogue_suggests_only_filters_the_query_accepts() -> None:
+    notes = Manager.from_records(
+        "NoteManager",
+        records=[{"id": 1, "title": "x", "body": "y"}],
+        description="Notes.",
+        filters=["body"],  # the first field, title, is not filterable
+    )
+    tagged = Manager.from_records(
+        "TagManager",
+        records=[{"id": 1, "label": "a", "note": 1}],
+        relations={"note": RelationSpec("NoteManager", to_many=False)},
+        description="Tags.",
+    )
+    unfilterable = Manager.from_records(
+        "PinManager",
+        records=[{"id": 1, "note": 1}],
+        relations={"note": RelationSpec("NoteManager", to_many=False)},
+        description="Pins.",
+        filters=["id"],  # the relation cannot be filtered: no example across it
+    )
+    lines = Toolset(ManagerRegistry([notes, tagged, unfilterable])).catalogue.splitlines()
+    assert "- TagManager: id, label; relations: note -> NoteManager (e.g. note__body)" in lines
+    assert "- PinManager: id; relations: note -> NoteManager" in lines

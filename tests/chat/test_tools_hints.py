@@ -271,3 +271,181 @@ def test_a_misspelled_relation_in_a_longer_path_keeps_the_rest_of_the_path(
     offered = copied_filter(result["message"])
     assert offered == {"parts__material__name": "cobalt"}
     assert names(query(catalog, "ProjectManager", filters=offered)) == ["Apollo"]
+
+
+# Selections a model writes as if they were stored, and operators written as values --------
+
+
+def offered_json(message: str, after: str) -> Any:
+    """The JSON a message offers after `after`."""
+    return json.loads(message.rsplit(after, 1)[1])
+
+
+@pytest.mark.parametrize(
+    ("manager", "selected", "expected"),
+    [
+        ("PartManager", "count", {"manager": "PartManager", "metrics": [{"op": "count"}]}),
+        (  # only parts lead to materials: parts grouped by the way back
+            "MaterialManager",
+            "parts__count",
+            {
+                "manager": "PartManager",
+                "group_by": ["material__name"],
+                "metrics": [{"op": "count"}],
+            },
+        ),
+        (  # the rows a word names, as a relation would
+            "MaterialManager",
+            "part_count",
+            {
+                "manager": "PartManager",
+                "group_by": ["material__name"],
+                "metrics": [{"op": "count"}],
+            },
+        ),
+        (
+            "MaterialManager",
+            "average",
+            {"manager": "MaterialManager", "metrics": [{"op": "avg", "field": "density"}]},
+        ),
+    ],
+)
+def test_a_count_selected_as_a_field_gives_the_aggregate_call(
+    catalog: Catalog, manager: str, selected: str, expected: dict[str, Any]
+) -> None:
+    result = query(catalog, manager, fields=["name", selected])
+    assert result["code"] == "unknown_field"
+    offered = offered_json(result["message"], "aggregate tool, ")
+    assert offered == expected
+    assert catalog.call("aggregate", offered)["groups"], offered
+
+
+def test_total_count_selected_is_a_count(catalog: Catalog) -> None:
+    result = query(catalog, "MaterialManager", fields=["name", "total_count"])
+    offered = offered_json(result["message"], "aggregate tool, ")
+    assert offered == {"manager": "MaterialManager", "metrics": [{"op": "count"}]}
+
+
+@pytest.mark.parametrize("selected", ["total_weight", "part_number"])
+def test_a_total_of_no_known_field_is_no_aggregate_guess(catalog: Catalog, selected: str) -> None:
+    result = query(catalog, "ProjectManager", fields=["name", selected])
+    assert result["code"] == "unknown_field"
+    assert "aggregate" not in result["message"]
+
+
+@pytest.mark.parametrize(
+    ("selected", "path"),
+    [("density", "parts__material__density"), ("material__name", "parts__material__name")],
+)
+def test_a_field_two_relations_away_gives_the_path_to_select(
+    catalog: Catalog, selected: str, path: str
+) -> None:
+    result = query(catalog, "ProjectManager", fields=["name", selected])
+    assert result["code"] == "unknown_field"
+    assert offered_json(result["message"], "select ") == path
+    rows = query(catalog, "ProjectManager", fields=["name", path], filters={"name": "Mercury"})
+    (material,) = [part["material"] for part in rows["data"][0]["parts"]]
+    assert set(material) & {"density", "name"}
+
+
+def test_an_operator_given_as_a_value_names_the_key_that_compares(catalog: Catalog) -> None:
+    result = query(catalog, "MaterialManager", filters={"density": "gt"})
+    assert result["code"] == "invalid_value"
+    assert result["message"].endswith('"density__gt"')
+    assert names(query(catalog, "MaterialManager", filters={"density__gt": 5})) == [
+        "Cobalt",
+        "Steel",
+    ]
+
+
+def test_the_highest_given_as_a_value_offers_the_ordering(catalog: Catalog) -> None:
+    result = query(catalog, "MaterialManager", filters={"density": "max"})
+    assert result["code"] == "invalid_value"
+    assert 'query this manager with "order_by": ["-density"], "limit": 1' in result["message"]
+    ordered = query(catalog, "MaterialManager", order_by=["-density"], limit=1)
+    assert names(ordered) == ["Cobalt"]
+    through = query(catalog, "ProjectManager", filters={"parts__material__density": "lowest"})
+    assert 'the manager that holds it with "order_by": ["density"]' in through["message"]
+    # A key that names its lookup says nothing more: the value is the only mistake.
+    plain = query(catalog, "MaterialManager", filters={"density__gt": "max"})
+    assert plain["message"].endswith("use a number")
+
+
+def test_a_name_that_belongs_to_another_manager_points_there(catalog: Catalog) -> None:
+    result = query(catalog, "MaterialManager", filters={"name": "gear"})
+    assert result["data"] == [] and "a PartManager row is named so" in result["hint"]
+    assert result["found_in"] == "PartManager"  # a local model must make that call
+    offered = copied_filter(result["hint"])
+    assert offered == {"name__iexact": "gear"}
+    assert names(query(catalog, "PartManager", filters=offered)) == ["Gear"]
+    # A name no manager holds keeps the hint to try another spelling.
+    nowhere = query(catalog, "MaterialManager", filters={"name": "Titanium"})
+    assert "name__icontains" in nowhere["hint"] and "found_in" not in nowhere
+
+
+def test_fields_asked_of_the_wrong_manager_are_selected_through_the_relation(
+    catalog: Catalog,
+) -> None:
+    # "What is the gear made of?" read as a material: the gear is a part, and its
+    # material's name and density are one to-one relation away.
+    result = query(catalog, "MaterialManager", filters={"name": "gear"}, fields=["density"])
+    hint = result["hint"]
+    assert hint.endswith(' and fields ["name", {"material": ["name", "density"]}]')
+    filters = json.loads(hint[hint.index("{") : hint.index(" and fields")])
+    fields = json.loads(hint[hint.index(" and fields ") + len(" and fields ") :])
+    (row,) = query(catalog, "PartManager", filters=filters, fields=fields)["data"]
+    assert (row["material"]["name"], row["material"]["density"]) == ("Cobalt", 8.9)
+    # No to-one relation leads back (projects hold many parts): the filter alone.
+    projects = query(catalog, "PartManager", filters={"name": "Apollo"}, fields=["name"])
+    assert "ProjectManager" in projects["hint"] and "and fields" not in projects["hint"]
+
+
+def test_a_name_filtered_through_a_relation_may_name_the_queried_manager(
+    catalog: Catalog,
+) -> None:
+    result = query(catalog, "ProjectManager", filters={"parts__name": "Apollo"})
+    assert "a ProjectManager row is named so: filter on" in result["hint"]
+    offered = copied_filter(result["hint"])
+    assert names(query(catalog, "ProjectManager", filters=offered)) == ["Apollo"]
+
+
+@pytest.mark.parametrize("operator", ["gt", "$gt", ">", "greater"])
+def test_an_operator_object_as_the_value_gives_the_key_that_compares(
+    catalog: Catalog, operator: str
+) -> None:
+    result = query(catalog, "MaterialManager", filters={"density": {operator: 5}})
+    assert result["code"] == "invalid_value"
+    offered = copied_filter(result["message"])
+    assert offered == {"density__gt": 5}
+    assert names(query(catalog, "MaterialManager", filters=offered)) == ["Cobalt", "Steel"]
+
+
+def test_the_name_lookups_skip_a_manager_that_refuses_and_sensitive_labels(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from chatomon.chat.tools import Toolset  # noqa: PLC0415 - toy registry only here
+    from chatomon.data.errors import PermissionDeniedError  # noqa: PLC0415
+    from chatomon.data.fixtures import toy_registry  # noqa: PLC0415
+    from chatomon.redaction import SENSITIVE_KEYS, Redaction  # noqa: PLC0415
+
+    toolset = Toolset(toy_registry())
+    parts = toolset.registry.schema_index().managers["PartManager"]
+
+    read = parts.backend.run_query  # the records backend serves every toy manager
+
+    def refused(spec: Any, *args: Any) -> Any:
+        if spec.schema.name == "PartManager":
+            raise PermissionDeniedError("staff only")
+        return read(spec, *args)
+
+    args = {"manager": "MaterialManager", "filters": {"name": "gear"}}
+    monkeypatch.setattr(parts.backend, "run_query", refused)
+    result = toolset.call_sync("query", args, toolset.context())
+    assert result["data"] == [] and "name__icontains" in result["hint"]  # the usual hint
+    monkeypatch.undo()
+
+    # A label field the redaction rule keeps (here: every `name`) is never looked up.
+    hidden = Toolset(toy_registry(), redaction=Redaction((*SENSITIVE_KEYS, "name")))
+    result = hidden.call_sync("query", args, hidden.context())
+    assert "PartManager" not in result["hint"]
+    assert "PartManager" in toolset.call_sync("query", args, toolset.context())["hint"]

@@ -163,3 +163,33 @@ def test_unchanged_reason_asks_the_rule_it_is_given() -> None:
     kept = {"changes": [{"field": "pin", "before": "1234", "after": "1234"}]}
     assert unchanged_reason(kept) == "the object already has pin 1234"
     assert unchanged_reason(kept, Redaction(keys=("pin",)).sensitive) is None
+
+
+def test_a_change_summary_says_what_a_declined_write_would_have_changed() -> None:
+    from chatomon.chat.loop.suspension import declined_result  # noqa: PLC0415
+    from chatomon.data.mutation_runs import change_summary  # noqa: PLC0415
+    from chatomon.redaction import SENSITIVE_KEYS, Redaction  # noqa: PLC0415
+
+    preview = {
+        "action": "update", "manager": "UserManager", "id": 4,
+        "changes": [
+            {"field": "name", "before": "Ann", "after": "A" * 60},
+            {"field": "password", "before": "old-secret", "after": "new-secret"},
+            {"field": "pin", "before": "1234", "after": None},
+        ],
+    }  # fmt: skip
+    summary = change_summary(preview)
+    assert summary == (
+        f"name from Ann to {'A' * 39}…, password, pin from 1234 to none on UserManager #4"
+    )  # the default rule keeps the password's values out
+    assert change_summary({"action": "create", "values": {"name": "x"}}) is None
+    # The service's own rule applies: a configured `pin` is named without its values.
+    pin = Redaction((*SENSITIVE_KEYS, "pin")).sensitive
+    message = declined_result("renameUser", "rejected", preview, pin)["message"]
+    assert message.endswith(
+        "password, pin on UserManager #4) was rejected, so nothing was written."
+    )
+    assert "1234" not in message and "secret" not in message
+    assert declined_result("renameUser", "rejected")["message"] == (
+        "The change was rejected, so nothing was written."
+    )

@@ -108,6 +108,38 @@ def test_nested_to_many_and_three_levels(catalog: Catalog) -> None:
     assert "at most 3" in too_deep["message"]
 
 
+def test_relation_paths_in_fields_read_as_nested_selections(catalog: Catalog) -> None:
+    def projects(fields: list[Any]) -> Any:
+        args = {"manager": "ProjectManager", "fields": fields, "order_by": ["name"]}
+        return catalog.call("query", args)
+
+    nested = projects(["name", {"parts": ["name", {"material": ["name"]}]}])
+    # Paths through one relation join one selection, where the first of them stood.
+    assert projects(["name", "parts__name", "parts__material__name"]) == nested
+    assert projects(["parts__name", "name", "parts__material__name"])["data"][0] == {
+        "id": catalog.id_of("ProjectManager", "Apollo"),
+        "parts": [
+            {
+                "id": catalog.id_of("PartManager", "Gear"),
+                "name": "Gear",
+                "material": {"id": catalog.id_of("MaterialManager", "Cobalt"), "name": "Cobalt"},
+            }
+        ],
+        "name": "Apollo",
+    }
+    # A path that is no relation here is still named as the unknown field it is.
+    wrong = projects(["material__name"])
+    assert wrong["code"] == "unknown_field"
+    assert "'material__name'" in wrong["message"]
+    # One relation selected twice (a path and an object) is refused, not half-kept.
+    twice = projects(["parts__name", {"parts": ["id"]}])
+    assert twice["code"] == "invalid_value"
+    assert "the relation 'parts' twice" in twice["message"]
+    misspelled = projects(["parts__nme"])
+    assert misspelled["code"] == "unknown_field"
+    assert "did you mean 'name'" in misspelled["message"]
+
+
 def test_to_many_nested_lists_are_in_id_order_and_empty_lists_stay(catalog: Catalog) -> None:
     result = query(catalog, fields=["name", {"projects": ["name"]}], order_by=["name"])
     assert [(r["name"], [p["name"] for p in r["projects"]]) for r in result["data"]] == [

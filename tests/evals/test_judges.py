@@ -50,6 +50,15 @@ class TestArgsMatch:
         assert not args_match({"order_by": ["name"]}, actual)
         assert args_match({}, actual)
 
+    def test_a_number_written_as_text_is_that_number(self):
+        # The data layer coerces a filter's text to its field's number: the same query.
+        assert args_match({"filters": {"density__gt": 5}}, {"filters": {"density__gt": "5"}})
+        assert args_match({"limit": 2.5}, {"limit": " 2.50 "})
+        assert not args_match({"filters": {"density__gt": 5}}, {"filters": {"density__gt": "6"}})
+        assert not args_match({"limit": 1}, {"limit": "one"})
+        assert not args_match({"limit": 5}, {"limit": "5.0"})  # the data layer refuses it
+        assert args_match({"limit": -5}, {"limit": "-5"})
+
     def test_lists_compare_whole(self):
         assert args_match({"fields": ["name"]}, {"fields": ["Name"]})
         assert not args_match({"fields": ["name"]}, {"fields": ["name", "id"]})

@@ -38,8 +38,14 @@ NO_TOOLS_RECOVERY = (
 NO_ANSWER_RECOVERY = "Answer the user's question now from the tool results above."
 """Sent once when the model returns no text after tool results."""
 
-REJECTED_RESULT = "The change was rejected and nothing was written. Do not retry it."
-"""The tool result the model sees for a rejected mutation."""
+REJECTED_RESULT = "The change{change} was rejected, so nothing was written."
+"""The tool result the model sees for a rejected mutation; `{change}` is " (what it
+would have changed)" when its preview says, else "".
+
+Written to be read to the user as it is, as UNCHANGED_RESULT: Qwen2.5-Coder-1.5B copied
+the former "... Do not retry it." into its answer. That a rejection is final is said in
+the mutate tool's description.
+"""
 
 TIMED_OUT_RESULT = "Nobody confirmed the change in time, so nothing was written."
 """The tool result the model sees for a mutation whose confirmation expired."""
@@ -55,11 +61,17 @@ description asks the model to tell the user why.
 """
 
 
-def system_prompt(project: str, guidance: Sequence[str]) -> str:
-    """The system message: built-in instructions, the project's, then this turn's guidance."""
+def system_prompt(project: str, guidance: Sequence[str], catalogue: str = "") -> str:
+    """The system message: built-in and project instructions, catalogue, turn's guidance.
+
+    The catalogue (`Toolset.catalogue`) comes before the guidance, which changes from turn
+    to turn: a local model reads an unchanged start of the prompt from its cache.
+    """
     parts = [BUILT_IN]
     if project.strip():
         parts.append(project.strip())
+    if catalogue:
+        parts.append(catalogue)
     if guidance:
         parts.append("For this reply:\n" + "\n".join(f"- {line}" for line in guidance))
     return "\n\n".join(parts)

@@ -15,6 +15,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from chatomon.data.errors import DataError
+from chatomon.data.hints import operator_value_hint
 from chatomon.data.schema import FieldSchema
 
 __all__ = ["MAX_IN_VALUES", "coerce_filter_value", "coerce_scalar", "describe_type"]
@@ -47,7 +48,8 @@ def _refuse(key: str, spec: FieldSchema, value: Any) -> DataError:
     shown = repr(value)
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
     return DataError(
-        f"{key}: {shown} is not valid for {spec.name} ({spec.type}); use {describe_type(spec)}",
+        f"{key}: {shown} is not valid for {spec.name} ({spec.type}); use {describe_type(spec)}"
+        f"{operator_value_hint(key, spec, value)}",
         code="invalid_value",
         allowed=[str(c) for c in spec.choices] if spec.type == "enum" and spec.choices else (),
     )

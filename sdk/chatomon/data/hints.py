@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from chatomon._suggest import closest, did_you_mean
@@ -36,6 +36,7 @@ from chatomon.data.search import normalize_words
 __all__ = [
     "LOOKUP_ALIASES",
     "comparison",
+    "counted_member",
     "example",
     "field_elsewhere",
     "filter_names",
@@ -43,6 +44,8 @@ __all__ = [
     "listing",
     "lookup_alias",
     "manager_path",
+    "member_path",
+    "operator_value_hint",
     "relation_value_hint",
     "reverse_relation",
     "shaped_field",
@@ -64,6 +67,10 @@ LOOKUP_ALIASES = {
     "endswith": "icontains",
     "iendswith": "icontains",
     "istartswith": "icontains",
+    ">": "gt",
+    ">=": "gte",
+    "<": "lt",
+    "<=": "lte",
     "eq": "exact",
     "equals": "exact",
     "is": "exact",
@@ -220,6 +227,49 @@ _LESS = frozenset(
 """Words of a comparative filter name ("denser_than") and the lookup each means."""
 
 
+_ORDERED = ("integer", "decimal", "float", "date", "datetime")
+"""Field types that compare (gt, lt) and order."""
+_COMPARISONS = ("gt", "gte", "lt", "lte")
+
+
+def operator_value_hint(key: str, spec: FieldSchema, value: Any) -> str:
+    """What to write instead of an operator given as the value, or "".
+
+    `{"density": "gt"}` and `{"density": {"$gt": 5}}` put the comparison in the value
+    (Mongo and other query languages do); `{"density": "max"}` asks a filter for the
+    highest, which an ordering gives. A key that ends in a lookup gets nothing: only its
+    value is wrong.
+    """
+    if spec.type not in _ORDERED or not key.endswith(spec.name):
+        return ""
+    if isinstance(value, Mapping) and len(value) == 1:
+        ((operator, operand),) = value.items()
+        lookup = _comparing(str(operator).lstrip("$"), spec)
+        return (
+            f"; put the lookup in the key: {example(f'{key}__{lookup}', operand)}" if lookup else ""
+        )
+    if not isinstance(value, str):
+        return ""
+    word = value.strip().lower()
+    if (lookup := _comparing(word, spec)) is not None:
+        return f'; to compare, put the lookup in the key, the value after it: "{key}__{lookup}"'
+    if (extreme := _METRICS.get(word)) in ("max", "min"):
+        sign, which = ("-", "highest") if extreme == "max" else ("", "lowest")
+        holder = "this manager" if key == spec.name else "the manager that holds it"
+        return (
+            f"; a filter cannot pick the {which}: query {holder} with "
+            f'"order_by": ["{sign}{spec.name}"], "limit": 1'
+        )
+    return ""
+
+
+def _comparing(word: str, spec: FieldSchema) -> str | None:
+    """The comparison lookup `word` names ("gt", ">", "greater", "ge"), if `spec` allows it."""
+    word = word.lower()
+    lookup = "gt" if word in _MORE else "lt" if word in _LESS else LOOKUP_ALIASES.get(word, word)
+    return lookup if lookup in _COMPARISONS and lookup in spec.lookups else None
+
+
 def comparison(schema: ManagerSchema, name: str) -> tuple[str, str] | None:
     """(field, gt or lt) for a comparative filter name ("denser_than" → density, gt).
 
@@ -233,7 +283,7 @@ def comparison(schema: ManagerSchema, name: str) -> tuple[str, str] | None:
     numeric = [
         field.name
         for field in schema.fields.values()
-        if field.type in ("integer", "decimal", "float", "date", "datetime") and field.name != "id"
+        if field.type in _ORDERED and field.name != "id"
     ]
     for word in words:
         stem = word[:4]
@@ -351,13 +401,24 @@ def unknown_lookup(
 
 
 def unknown_member(index: SchemaIndex, schema: ManagerSchema, name: str) -> DataError:
-    """unknown_field for a selected name: a near name, a related manager's field, or the list."""
+    """unknown_field for a selected name, with what to select or call instead.
+
+    A near name; a related manager's field, through one relation or more; a count or
+    total, which the aggregate tool computes; else the list of names.
+    """
     members = [*schema.fields, *schema.relations]
     hint = did_you_mean(name, members)
     elsewhere = field_elsewhere(index, schema, name) if not hint else None
+    farther = member_path(index, schema, name) if not hint else None
+    counted = counted_member(index, schema, name) if not hint else None
     if elsewhere is not None:
         relation, target, field = elsewhere
         hint = f"; {field} is a field of {target}: select {json.dumps({relation: [field]})}"
+    elif farther is not None:
+        target, path = farther
+        hint = f"; {name.partition('__')[0]} belongs to {target}: select {json.dumps(path)}"
+    elif counted is not None:
+        hint = f"; {name!r} is not stored: count or total with the aggregate tool, {counted}"
     elif not hint:
         hint = f"; its fields and relations: {listing(members)}"
     return DataError(
@@ -365,3 +426,89 @@ def unknown_member(index: SchemaIndex, schema: ManagerSchema, name: str) -> Data
         code="unknown_field",
         allowed=members,
     )
+
+
+_COUNTS = frozenset(("count", "counts", "num"))
+_METRICS = {
+    "sum": "sum", "total": "sum", "avg": "avg", "average": "avg", "mean": "avg",
+    "max": "max", "maximum": "max", "highest": "max", "largest": "max", "most": "max",
+    "min": "min", "minimum": "min", "lowest": "min", "smallest": "min", "least": "min",
+}  # fmt: skip
+_NUMERIC = _ORDERED[:3]
+
+
+def counted_member(index: SchemaIndex, schema: ManagerSchema, name: str) -> str | None:
+    """The aggregate arguments a selected name such as `count` or `parts__count` asks for.
+
+    Models select a count as if it were a field; the aggregate tool computes it. A count
+    of related rows (`parts__count` on materials) is the related manager's rows grouped by
+    the way back (parts grouped by `material__name`).
+    """
+    *relations, last = name.lower().split("__")
+    words = last.split("_")
+    ops = [_METRICS.get(word, "count" if word in _COUNTS else None) for word in words]
+    # A count word wins: "total_count" (the key every query result has) counts rows.
+    op = "count" if "count" in ops else next((found for found in ops if found), None)
+    if op is None:
+        return None
+    rest = "_".join(word for word, found in zip(words, ops, strict=True) if found is None)
+    manager, group_by = schema, None
+    # The rows counted: a relation's ("parts__count"), or those a word names ("part_count").
+    counted = relations[0] if relations else rest if op == "count" else ""
+    if counted and (rows := _counted_rows(index, schema, counted)) is not None:
+        manager, group_by = rows
+    metric: dict[str, str] = {"op": op}
+    if op != "count":
+        numeric = [f.name for f in manager.fields.values() if f.type in _NUMERIC and f.name != "id"]
+        field = closest(rest, numeric) if rest else numeric[0] if len(numeric) == 1 else None
+        if field is None:
+            return None  # the field to total is not one of them: no guess
+        metric["field"] = field
+    arguments: dict[str, Any] = {"manager": manager.name}
+    if group_by is not None:
+        arguments["group_by"] = [group_by]
+    arguments["metrics"] = [metric]
+    return json.dumps(arguments)
+
+
+def _counted_rows(
+    index: SchemaIndex, schema: ManagerSchema, word: str
+) -> tuple[ManagerSchema, str] | None:
+    """(manager, group_by): the rows `word` counts per object of `schema`.
+
+    The word is a relation of `schema`, or names a manager whose relation leads to it
+    (`reverse_relation`); its rows are grouped by the way back (`parts` of materials:
+    PartManager by `material__name`).
+    """
+    related = schema.relations.get(word)
+    if related is None:
+        found = reverse_relation(index, schema, word)
+        if found is None:
+            return None
+        other, relation = found
+        return index.managers[other], f"{relation}__{label_field(schema) or 'id'}"
+    target = index.managers[related.target]
+    back = index.find_path(target.name, schema.name)
+    if back is None or not back.relations:
+        return None
+    return target, "__".join([*back.relations, label_field(schema) or "id"])
+
+
+def member_path(index: SchemaIndex, schema: ManagerSchema, name: str) -> tuple[str, str] | None:
+    """(manager, path): where `name` is, and the relation path that selects it from `schema`.
+
+    The nearest other manager holding `name`'s first part as a field or relation:
+    "density" on projects is MaterialManager's, selected as "parts__material__density".
+    """
+    head = name.partition("__")[0]
+    found: list[tuple[int, str, str]] = []
+    for other in index.managers.values():
+        if other.name == schema.name or (head not in other.fields and head not in other.relations):
+            continue
+        path = index.find_path(schema.name, other.name)
+        if path is not None and path.relations:
+            found.append((len(path.relations), other.name, "__".join([*path.relations, name])))
+    if not found:
+        return None
+    _, target, selected = min(found)
+    return target, selected

@@ -28,7 +28,13 @@ if TYPE_CHECKING:
     from chatomon.data.registration import ManagerRegistry
     from chatomon.data.schema import ManagerSchema, SchemaIndex
 
-__all__ = ["json_ready", "preview_mutation", "run_mutation", "unchanged_reason"]
+__all__ = [
+    "change_summary",
+    "json_ready",
+    "preview_mutation",
+    "run_mutation",
+    "unchanged_reason",
+]
 
 
 def json_ready(value: Any) -> Any:
@@ -168,6 +174,42 @@ def unchanged_reason(
     target = _target_label(preview)
     kept = ", ".join(f"{c.get('field')} {json_value(c.get('after'))}" for c in changes)
     return f"{target} already has {kept}"
+
+
+def change_summary(
+    preview: Any, sensitive: Callable[[str], bool] = DEFAULT_REDACTION.sensitive
+) -> str | None:
+    """The previewed change in words, or None for a preview that lists no field change.
+
+    "name from Apollo to Artemis on ProjectManager #1", for a message read to the user:
+    a `sensitive` field (the service's redaction rule) is named without its values.
+    """
+    if not isinstance(preview, Mapping):
+        return None
+    changes = preview.get("changes")
+    if not isinstance(changes, list) or not changes:
+        return None
+    described = []
+    for change in changes:
+        if not isinstance(change, Mapping):
+            return None
+        field = str(change.get("field", ""))
+        if sensitive(field):
+            described.append(field)
+        else:
+            before, after = _shown(change.get("before")), _shown(change.get("after"))
+            described.append(f"{field} from {before} to {after}")
+    return f"{', '.join(described)} on {_target_label(preview)}"
+
+
+_SHOWN = 40
+"""The characters of a previewed value a sentence shows (`change_summary`)."""
+
+
+def _shown(value: Any) -> str:
+    """A previewed value in a sentence: none for None, long text cut to `_SHOWN` characters."""
+    shown = "none" if value is None else str(json_value(value))
+    return shown if len(shown) <= _SHOWN else shown[: _SHOWN - 1] + "…"
 
 
 def _target_label(preview: Mapping[str, Any]) -> str:

@@ -240,7 +240,7 @@ def parse_selection(
         )
     chosen: dict[str, FieldSchema] = {"id": schema.fields["id"]}
     nested: dict[str, tuple[Hop, Selection]] = {}
-    for item in fields:
+    for item in _paths_nested(schema, fields):
         if isinstance(item, str):
             _select_name(index, schema, item, depth=depth, chosen=chosen, nested=nested)
         elif isinstance(item, Mapping) and item:
@@ -252,6 +252,31 @@ def parse_selection(
                 code="invalid_value",
             )
     return Selection(schema, tuple(chosen.values()), tuple(nested.values()))
+
+
+def _paths_nested(schema: ManagerSchema, fields: list[Any]) -> list[Any]:
+    """`fields` with each relation path ("material__name") as a nested selection.
+
+    Paths through the same relation join one selection, where the first of them stood:
+    `["name", "parts__name", "parts__material__name"]` reads as
+    `["name", {"parts": ["name", "material__name"]}]` (the inner path is read the same
+    way one level down). Models write fields as they write filters: Qwen2.5-Coder-1.5B
+    asked for `material__name` in 3 of the 10 multi_hop eval cases.
+    """
+    if not any(isinstance(item, str) and "__" in item for item in fields):
+        return fields
+    expanded: list[Any] = []
+    paths: dict[str, list[Any]] = {}
+    for item in fields:
+        head, _, rest = item.partition("__") if isinstance(item, str) else ("", "", "")
+        if not rest or head not in schema.relations:
+            expanded.append(item)  # a field, a relation, an object, or a wrong name to report
+            continue
+        if head not in paths:
+            paths[head] = []
+            expanded.append({head: paths[head]})
+        paths[head].append(rest)
+    return expanded
 
 
 def _select_name(
@@ -290,6 +315,12 @@ def _select_relation(
         )
     if depth + 1 > MAX_DEPTH:
         raise DataError(f"fields nest at most {MAX_DEPTH} relations deep", code="invalid_value")
+    if name in nested:
+        raise DataError(
+            f"fields name the relation {name!r} twice (a path and an object, or two "
+            "objects): name it once, as paths or as one object holding every field wanted",
+            code="invalid_value",
+        )
     hop = Hop(relation, index.managers[relation.target])
     nested[name] = (hop, parse_selection(index, hop.target, sub, depth + 1))
 

@@ -7,12 +7,14 @@ loop built with `LoopResume` continues from them in any process once the decisio
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from chatomon.chat.prompts import REJECTED_RESULT, TIMED_OUT_RESULT
+from chatomon.data.mutation_runs import change_summary
 from chatomon.providers.base import Message, ToolCall
+from chatomon.redaction import DEFAULT_REDACTION
 
 __all__ = [
     "LoopResume",
@@ -100,10 +102,13 @@ class LoopResume:
         state: `LoopState.to_dict(...)` as saved when the loop suspended.
         outcome: The decision: "approved" runs the mutation; anything else gives the model
             the declined result.
+        preview: What the mutation would have changed, as its confirmation showed it
+            (the declined result says so).
     """
 
     state: Mapping[str, Any]
     outcome: Outcome
+    preview: Any = None
 
     @property
     def pending(self) -> PendingCall:
@@ -111,8 +116,17 @@ class LoopResume:
         return PendingCall.from_dict(self.state["pending"])
 
 
-def declined_result(mutation: str, outcome: Outcome) -> dict[str, Any]:
-    """The tool result the model sees for a mutation that was not approved."""
+def declined_result(
+    mutation: str,
+    outcome: Outcome,
+    preview: Any = None,
+    sensitive: Callable[[str], bool] = DEFAULT_REDACTION.sensitive,
+) -> dict[str, Any]:
+    """The tool result the model sees for a mutation that was not approved.
+
+    A rejection names what was not changed (`change_summary` of the preview), never the
+    values of a field `sensitive` (the service's redaction rule) says to keep.
+    """
     if outcome == "expired":
         return {
             "status": "timed_out",
@@ -120,4 +134,6 @@ def declined_result(mutation: str, outcome: Outcome) -> dict[str, Any]:
             "reason": "confirmation_timed_out",
             "message": TIMED_OUT_RESULT,
         }
-    return {"status": "rejected", "mutation": mutation, "message": REJECTED_RESULT}
+    change = change_summary(preview, sensitive)
+    message = REJECTED_RESULT.format(change=f" ({change})" if change else "")
+    return {"status": "rejected", "mutation": mutation, "message": message}

@@ -483,7 +483,8 @@ class ChatService:
         )
         if self.budget_for is not None:
             budget = self.budget_for(run.owner) or budget  # the asker's, whoever decided
-        loop = self._loop(run.actor, budget, resume=LoopResume(state["loop"], outcome))
+        resume = LoopResume(state["loop"], outcome, confirmation.preview)
+        loop = self._loop(run.actor, budget, resume=resume)
         stream = self._atom(loop).resume(snapshot, pause=pause)
         async with contextlib.aclosing(self.driver.drive(run, stream)) as events:
             async for event in events:

@@ -123,7 +123,8 @@ def _query_properties(max_results: int) -> dict[str, Any]:
         "fields": {
             "type": "array",
             "description": (
-                "Field names; a relation name, or {relation: [fields]} up to 3 deep. "
+                "Field names; a relation name, a path relation__field, or {relation: "
+                "[fields]}, up to 3 deep. "
                 "Default: all fields."
             ),
             "items": {},
@@ -174,7 +175,10 @@ def aggregate_definition(managers: Sequence[str] = ()) -> ToolDefinition:
                 "filters": _FILTERS,
                 "group_by": {
                     "type": "array",
-                    "description": "Fields, also across to-one relations (relation__field).",
+                    "description": (
+                        "Fields to group by, also across to-one relations "
+                        "(relation__field); none for one total."
+                    ),
                     "items": {"type": "string"},
                 },
                 "metrics": {
@@ -204,7 +208,8 @@ def mutate_definition(mutations: Iterable[Mutation]) -> ToolDefinition:
         description=(
             f"Change data with one mutation. Allowed: {signatures}. Call it alone. Returns "
             "executed with the result, unchanged when nothing would change (tell the user "
-            "why), or confirmation_required: a person must approve, so tell the user and wait."
+            "why), or confirmation_required: a person must approve, so tell the user and wait. "
+            "A rejected change is final: do not send it again."
         ),
         parameters=_object(
             {

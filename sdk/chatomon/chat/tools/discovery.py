@@ -1,7 +1,8 @@
 """The discovery tools: search_managers, get_manager_schema and find_path.
 
 They read only the schema index (no data), so they run inline; the index holds only
-exposed managers, so nothing they return can name a hidden one.
+exposed managers, so nothing they return can name a hidden one. `data_catalogue` is the
+same knowledge as one short text, for the system prompt of a small schema.
 """
 
 from __future__ import annotations
@@ -9,11 +10,65 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from chatomon.data.schema import SchemaIndex
+from chatomon.data.schema import ManagerSchema, SchemaIndex
 
-__all__ = ["SEARCH_LIMIT", "find_path", "get_manager_schema", "search_managers"]
+__all__ = [
+    "CATALOGUE_MAX_MANAGERS",
+    "SEARCH_LIMIT",
+    "data_catalogue",
+    "find_path",
+    "get_manager_schema",
+    "search_managers",
+]
 
 SEARCH_LIMIT = 10
+CATALOGUE_MAX_MANAGERS = 12
+"""Up to this many exposed managers, the system prompt lists them all (`data_catalogue`)."""
+CATALOGUE_INTRO = (
+    "The data sets (exact manager names, their fields, and relations; filter across a "
+    "relation with relation__field):"
+)
+
+
+def data_catalogue(index: SchemaIndex, max_managers: int = CATALOGUE_MAX_MANAGERS) -> str:
+    """Every exposed manager in one line each, or "" for more than `max_managers`.
+
+    A line names the manager, its fields, and each relation with its target and, when
+    the relation can be filtered, a filter across it on the target's first filterable
+    field other than id (`parts -> PartManager (e.g. parts__number)`).
+    Measured with Qwen2.5-Coder-1.5B on the demo's four managers: without it, the first
+    query guessed a filter (`{"part_id": "P-1002"}`, `{"material_id": "steel"}`, or the
+    wrong manager) for 4 questions in 4, costing a failed round; with it, 4 in 4 were
+    right (`{"parts__number": "P-1002"}`). A large schema is left to search_managers, as
+    the lines would cost every provider round more than a search does.
+
+    Examples:
+        >>> from chatomon.data.fixtures import toy_registry
+        >>> print(data_catalogue(toy_registry().schema_index()).splitlines()[2])
+        - PartManager: id, name; relations: material -> MaterialManager (e.g. material__name)
+    """
+    if not index.managers or len(index.managers) > max_managers:
+        return ""
+    lines = [CATALOGUE_INTRO]
+    for schema in index.managers.values():
+        line = f"- {schema.name}: {', '.join(schema.fields)}"
+        relations = [
+            f"{relation.name} -> {relation.target}{_example_filter(index, schema, relation.name)}"
+            for relation in schema.relations.values()
+        ]
+        if relations:
+            line += f"; relations: {', '.join(relations)}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _example_filter(index: SchemaIndex, schema: ManagerSchema, relation: str) -> str:
+    """` (e.g. relation__field)` on the target's first filterable field, "" when none."""
+    target = index.managers.get(schema.relations[relation].target)
+    if relation not in schema.filters or target is None:
+        return ""
+    named = next((name for name in target.fields if name != "id" and name in target.filters), None)
+    return f" (e.g. {relation}__{named})" if named else ""
 
 
 def search_managers(index: SchemaIndex, args: Mapping[str, Any]) -> dict[str, Any]:

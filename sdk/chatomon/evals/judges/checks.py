@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from chatomon.evals.cases import ToolExpectation, TurnExpectation
@@ -67,11 +68,31 @@ def _same(expected: Any, actual: Any) -> bool:
         return args_match(expected, actual)
     if isinstance(expected, str) and isinstance(actual, str):
         return expected.casefold() == actual.casefold()
+    if isinstance(expected, int | float) and not isinstance(expected, bool):
+        return _same_number(expected, actual)
     if isinstance(expected, list | tuple) and isinstance(actual, list | tuple):
         return len(expected) == len(actual) and all(
             _same(e, a) for e, a in zip(expected, actual, strict=True)
         )
     return bool(expected == actual)
+
+
+def _same_number(expected: float, actual: Any) -> bool:
+    """Whether `actual` is `expected`, also written as text ("5" for 5).
+
+    The data layer reads a number written as text as that number (a filter's value is
+    coerced to its field's type), so `{"density__gt": "5"}` runs the query that
+    `{"density__gt": 5}` does; a whole number only from digits ("5.0" is refused there).
+    """
+    if not isinstance(actual, str):
+        return bool(expected == actual)
+    text = actual.strip()
+    if isinstance(expected, int):  # the data layer reads whole numbers only as digits
+        return text.lstrip("-").isdigit() and int(text) == expected
+    try:
+        return Decimal(text) == Decimal(str(expected))
+    except InvalidOperation:
+        return False
 
 
 def _equivalent_keys(key: str, value: Any) -> tuple[str, ...]:
