@@ -184,6 +184,7 @@ def test_defaults_and_keys() -> None:
         "max_tool_rounds": None,
         "timeout_seconds": 300,
         "stream_timeout_seconds": 60,
+        "saved_prompts": 4,
     }
     assert LocalProvider.name == "local"
     assert LocalProvider.required_extra == "local"
@@ -316,7 +317,10 @@ def test_system_messages_merge_into_the_first_turn() -> None:
 def test_tools_are_listed_with_one_example_call_each() -> None:
     prompt = template.render_prompt([Message.system("Be brief."), Message.user("Go")], TOOLS)
     assert "- list_materials: List all materials.\n" in prompt
-    assert "- get_material: Show one material by its id.<|im_end|>" in prompt
+    # Each argument by name, "?" when optional: what the grammar allows, and what it means.
+    assert (
+        "- get_material: Show one material by its id. Arguments: id; verbose?<|im_end|>" in prompt
+    )
     example_list = (
         "<|im_start|>user\nList all materials<|im_end|>\n"
         '<|im_start|>assistant\n{"name": "list_materials", "arguments": {}}<|im_end|>\n'
@@ -329,6 +333,48 @@ def test_tools_are_listed_with_one_example_call_each() -> None:
     # The first tool's example is nearest to the request: the model copies that one most.
     assert prompt.index(greeting) < prompt.index(example_get) < prompt.index(example_list)
     assert prompt.endswith("<|im_start|>user\nGo<|im_end|>\n<|im_start|>assistant\n")
+
+
+def test_a_query_result_is_read_as_table_lines() -> None:
+    call = ToolCall("call_2_0", "list_materials", {})
+    rows = {
+        "data": [
+            {"id": 1, "name": "Steel", "tags": ["hard"]},
+            {"id": 2, "name": "A | B", "tags": []},
+        ],
+        "total_count": 2,
+        "has_more": False,
+    }
+    prompt = template.render_prompt(
+        [Message.user("List"), Message.assistant("", [call]), Message.tool(call, rows)], TOOLS
+    )
+    assert (
+        '<|im_start|>tool\n{"total_count":2,"has_more":false} data, 2 rows (answer with every '
+        "one), one per line:\n"
+        'name | tags | id\nSteel | ["hard"] | 1\n"A | B" | [] | 2<|im_end|>\n'
+    ) in prompt
+
+
+def test_table_cells_keep_text_apart_from_numbers_and_literals() -> None:
+    rows = [{"number": "1001", "note": "null", "name": " padded", "a|b": "ok", "n": 1001}]
+    assert template.compact_result(json.dumps({"data": rows})).splitlines()[1:] == [
+        'number | note | name | "a|b" | n',
+        '"1001" | "null" | " padded" | ok | 1001',
+    ]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "plain text, not JSON",
+        '{"data": [{"id": 1}, {"name": "x"}]}',  # rows with different keys: not a table
+        '{"data": []}',
+        '[{"id": 1}]',
+    ],
+)
+def test_other_results_keep_their_content(content: str) -> None:
+    compacted = template.compact_result(content)
+    assert compacted == content or json.loads(compacted) == json.loads(content)
 
 
 def test_a_tool_exchange_renders_calls_and_results() -> None:
@@ -347,8 +393,8 @@ def test_a_tool_exchange_renders_calls_and_results() -> None:
         "<|im_start|>assistant\nLooking.\n"
         '{"name": "get_material", "arguments": {"id": 3}}\n'
         '{"name": "list_materials", "arguments": {}}<|im_end|>\n'
-        '<|im_start|>tool\n{"name": "Brass"}<|im_end|>\n'
-        '<|im_start|>tool\n{"total_count": 0}<|im_end|>\n'
+        '<|im_start|>tool\n{"name":"Brass"}<|im_end|>\n'  # compact_result: no spaces
+        '<|im_start|>tool\n{"total_count":0}<|im_end|>\n'
         "<|im_start|>assistant\nBrass.<|im_end|>\n"
         "<|im_start|>user\nThanks<|im_end|>\n"
     ) in prompt
@@ -484,6 +530,9 @@ def test_assemble_grammar_offers_text_or_the_call() -> None:
     assert named == grammar
     with pytest.raises(ValueError, match="no root rule"):
         template.assemble_grammar('x ::= "a"')
+    call_only = template.assemble_grammar('tool-call ::= "{" x "}"\nx ::= "a"\n', text=False)
+    assert call_only.splitlines()[0] == "root ::= tool-call"
+    assert "plain-text" not in call_only
 
 
 # --- parsing the output ----------------------------------------------------------------------
@@ -595,6 +644,20 @@ async def test_the_grammar_is_built_once_per_tool_set(fake) -> None:
     assert len(fake.models) == 1  # the model loads once and is reused
 
 
+async def test_after_an_empty_read_with_a_hint_the_model_must_call_again(fake) -> None:
+    # The hint names the call that finds rows: answering now would invent the value.
+    call = ToolCall("call_1_0", "list_materials", {})
+    hinted = {"data": [], "hint": "query PartManager with {...}", "found_in": "PartManager"}
+    fake.script = [['{"name": "list_materials", "arguments": {}}'], ["None."]]
+    provider = LocalProvider()
+    asked = [Message.user("x"), Message.assistant("", [call])]
+    await events(provider, [*asked, Message.tool(call, hinted)], TOOLS)
+    await events(provider, [*asked, Message.tool(call, {"data": [], "total_count": 0})], TOOLS)
+    forced, free = (c["grammar"]["gbnf"] for c in fake.calls)
+    assert forced.splitlines()[0] == "root ::= tool-call" and "plain-text" not in forced
+    assert free.splitlines()[0] == "root ::= tool-call | plain-text"
+
+
 async def test_grammar_can_be_switched_off(fake) -> None:
     call = ToolCall("call_1_0", "list_materials", {})
     answer_phase = [Message.user("x"), Message.assistant("", [call]), Message.tool(call, 1)]
@@ -638,7 +701,7 @@ async def test_after_max_tool_rounds_only_text_is_allowed(fake) -> None:
     history = [
         Message.user("List"),
         Message.assistant("", [call]),
-        Message.tool(call, {"data": [{"name": "Steel"}]}),
+        Message.tool(call, {"data": [], "total_count": 0}),  # no rows: tools stay due
     ]
     fake.script = [["There is Steel."], ['{"name": "list_materials", "arguments": {}}']]
     result = await events(LocalProvider(max_tool_rounds=1), history, TOOLS)
@@ -690,15 +753,18 @@ async def test_without_grammar_a_broken_call_is_text(fake) -> None:
 
 async def test_a_long_tool_result_is_cut_to_fit_a_small_context(fake) -> None:
     call = ToolCall("call_1_0", "list_materials", {})
-    rows = {"data": [{"name": f"Material {n}"} for n in range(400)]}
+    rows = {"data": [{"name": f"Material {n}"} for n in range(1000)]}
     history = [Message.user("List"), Message.assistant("", [call]), Message.tool(call, rows)]
     fake.script = [["Many."], ["Many."]]
     await events(LocalProvider(context_size=2048), history, TOOLS)
     await events(LocalProvider(context_size=8192), history, TOOLS)
     small, large = (c["prompt"] for c in fake.calls)
-    full = len(history[-1].content)
-    assert f'"Material 60"}}, {{"name": "M… ({full - 1536} more characters)<|im_end|>' in small
-    assert f"({full - 6144} more characters)" in large
+    # The rows are read as table lines (compact_result), then cut to 0.75 characters per token.
+    table = template.compact_result(history[-1].content)
+    header = "{} data, 1000 rows (answer with every one), one per line:"
+    assert table.startswith(f"{header}\nname\nMaterial 0\nMaterial 1\n")
+    assert f"{table[:1536]}… ({len(table) - 1536} more characters)<|im_end|>" in small
+    assert f"({len(table) - 6144} more characters)" in large
 
 
 async def test_a_prompt_longer_than_the_context_is_a_context_error(fake) -> None:

@@ -51,17 +51,20 @@ from chatomon.providers.local_models import (
     NamedModel,
     Progress,
     available,
+    cache_dir,
     model_file,
     named_model,
     not_installed,
 )
 from chatomon.providers.local_repair import close_cut_json, extract_text_calls
 from chatomon.providers.local_runtime import LocalModel
+from chatomon.providers.local_states import SavedPrompts
 from chatomon.providers.local_template import (
     ParsedOutput,
+    must_call,
+    offered_tools,
     parse_output,
     render_prompt,
-    tools_due,
 )
 
 __all__ = [
@@ -201,6 +204,7 @@ class LocalConfig(ProviderConfig):
     max_tool_rounds: Count | None = Field(description="None or an integer >= 0")
     timeout_seconds: Seconds = Field(description="a positive number of seconds")
     stream_timeout_seconds: Seconds = Field(description="a positive number of seconds")
+    saved_prompts: Count = Field(description="an integer >= 0")
 
 
 class LocalProvider(BaseLLMProvider):
@@ -226,9 +230,10 @@ class LocalProvider(BaseLLMProvider):
     0.75 characters per token of `context_size`.
 
     After `max_tool_rounds` tool rounds since the user's last message, or once a
-    mutation's outcome is in (`local_template.tools_due`), tools are no longer offered:
-    the prompt shows a synthetic tool exchange answered in text and the first token may
-    not open a JSON object, so the model answers from the results.
+    mutation's outcome is in, tools are no longer offered; a tool whose call just read
+    rows is not offered again, the others are (`local_template.offered_tools`). With none
+    offered, the prompt shows a synthetic tool exchange answered in text and the first
+    token may not open a JSON object, so the model answers from the results.
     Tool-call ids are `call_<history length>_<index>`, the same for the same history.
 
     Measured on a 2-core CPU (tests/benchmarks/local_model.py, results/local_model.json):
@@ -243,7 +248,8 @@ class LocalProvider(BaseLLMProvider):
     for the default, the CPU count if fewer, 4096 and 3 rounds; 1, 2048 and 1 for
     smollm2; a file of one's own gets the default's); `max_tokens` 256; `temperature`
     0.2; `seed` None (random; set it for repeatable output); `grammar` True (constrain
-    tool calls); `timeout_seconds` 300; `stream_timeout_seconds` 60.
+    tool calls); `timeout_seconds` 300; `stream_timeout_seconds` 60; `saved_prompts` 4
+    (how many prompts `warm()` keeps read on disk, `local_states`; 0 keeps none).
 
     `timeout_seconds` bounds the wait for a round's first event, and with tools offered
     the text is held to its end (a call may be written inside it): on a busy 2-core
@@ -268,6 +274,7 @@ class LocalProvider(BaseLLMProvider):
             "max_tool_rounds": None,
             "timeout_seconds": 300,
             "stream_timeout_seconds": 60,
+            "saved_prompts": 4,
         }
     )
 
@@ -325,16 +332,31 @@ class LocalProvider(BaseLLMProvider):
         rest. Nothing is generated; closing the provider stops the reading within a few
         dozen tokens. Returns the number of prompt tokens (0 without messages).
 
+        The state of a prompt read to its end is kept in `<cache_dir>/prompts/` (the
+        newest `saved_prompts` of them), and a later warm-up of the same prompt by the
+        same model file loads it in a fraction of a second instead of reading it again
+        (`local_states`; 21 s for the demo's prompt with the default model on 2 cores). A
+        state holds the prompt it was read from: warm with what may be kept on disk.
+
         Raises:
             The errors of `complete` (loading, a prompt longer than the context).
         """
         model = await self._loaded_model()
         if not messages:
             return 0
-        offered = tools if tools_due(messages, self.settings["max_tool_rounds"]) else ()
+        offered = offered_tools(messages, tools, self.settings["max_tool_rounds"])
         if offered and self.settings["grammar"]:
             model.grammar_for(offered)  # built once and cached for the first real request
-        return await asyncio.to_thread(model.prefill, self._prompt(messages, tools, offered))
+        keep = self.settings["saved_prompts"]
+        saved = (
+            SavedPrompts(
+                cache_dir() / "prompts", self.model_path, self.settings["context_size"], keep
+            )
+            if keep
+            else None
+        )
+        prompt = self._prompt(messages, tools, offered)
+        return await asyncio.to_thread(model.prefill, prompt, saved=saved)
 
     def _prompt(
         self,
@@ -363,11 +385,13 @@ class LocalProvider(BaseLLMProvider):
             ProviderUnavailableError: llama.cpp failed to load or run the model.
         """
         model = await self._loaded_model()
-        offered = tools if tools_due(messages, self.settings["max_tool_rounds"]) else ()
+        offered = offered_tools(messages, tools, self.settings["max_tool_rounds"])
         prompt = self._prompt(messages, tools, offered)
         constrain = bool(self.settings["grammar"])
-        grammar = model.grammar_for(offered) if offered and constrain else None
-        # Tools withheld after max_tool_rounds: the answer may not start a JSON object.
+        # After an empty read whose hint names a call that would find rows, a call only.
+        text = not must_call(messages)
+        grammar = model.grammar_for(offered, text=text) if offered and constrain else None
+        # No tool offered (see offered_tools): the answer may not start a JSON object.
         stream = model.stream(
             prompt, grammar=grammar, text_only=bool(tools and not offered) and constrain
         )

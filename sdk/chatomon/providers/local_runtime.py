@@ -25,6 +25,7 @@ from chatomon.errors import (
 )
 from chatomon.providers.base import ToolDefinition
 from chatomon.providers.local_grammar import UnsupportedSchemaError, tool_call_rules
+from chatomon.providers.local_states import SavedPrompts
 from chatomon.providers.local_template import (
     STOP,
     assemble_grammar,
@@ -59,7 +60,7 @@ class LocalModel:
         self.settings = settings
         self.label = label
         self.lock = threading.Lock()
-        self._grammars: dict[str, Any] = {}
+        self._grammars: dict[tuple[str, bool], Any] = {}
         self._answer_ban: list[int] | None = None
         self.closing = threading.Event()
         _LIVE.add(self)
@@ -84,26 +85,27 @@ class LocalModel:
             ) from None
         return cls(llama_cpp, llm, settings, label)
 
-    def grammar_for(self, tools: Sequence[ToolDefinition]) -> Any:
-        """A `LlamaGrammar` for plain text or one call of `tools`.
+    def grammar_for(self, tools: Sequence[ToolDefinition], *, text: bool = True) -> Any:
+        """A `LlamaGrammar` for plain text or one call of `tools` (`text=False`: the call).
 
         The bounded grammar of `local_grammar`; for a schema it cannot express, llama.cpp's
         own converter. None when neither converts the schemas: the completion then runs
         unconstrained and the output is still checked against the offered names.
         """
         schema = json.dumps(tool_call_schema(tools), sort_keys=True)
-        if schema in self._grammars:
-            return self._grammars[schema]
+        key = (schema, text)
+        if key in self._grammars:
+            return self._grammars[key]
         try:
             grammar = self.llama_cpp.LlamaGrammar.from_string(
-                assemble_grammar(self._call_rules(tools, schema)), verbose=False
+                assemble_grammar(self._call_rules(tools, schema), text=text), verbose=False
             )
         except Exception as error:  # noqa: BLE001 - unconvertible schema: run unconstrained
             logger.warning("local: no tool grammar for these tools (%s)", type(error).__name__)
             grammar = None
         if len(self._grammars) >= _GRAMMAR_CACHE_SIZE:
             self._grammars.pop(next(iter(self._grammars)))
-        self._grammars[schema] = grammar
+        self._grammars[key] = grammar
         return grammar
 
     def _call_rules(self, tools: Sequence[ToolDefinition], schema: str) -> str:
@@ -130,7 +132,9 @@ class LocalModel:
         """
         return CompletionStream(self, prompt, grammar, text_only=text_only, max_tokens=max_tokens)
 
-    def prefill(self, prompt: str, *, chunk: int = PREFILL_CHUNK) -> int:
+    def prefill(
+        self, prompt: str, *, chunk: int = PREFILL_CHUNK, saved: SavedPrompts | None = None
+    ) -> int:
         """Read `prompt` into the KV cache without generating; returns its token count.
 
         Blocking: call it in a thread. The prompt is read `chunk` tokens at a time after
@@ -138,6 +142,8 @@ class LocalModel:
         closing (a warm-up must not hold up the process' exit for the whole prompt). A
         later completion whose prompt starts the same reads only the rest (llama.cpp's
         prefix match), so the tokens are made as `create_completion` makes them.
+        With `saved`, a state of the same tokens saved earlier is loaded instead of
+        reading, and a prompt read to its end is saved.
         """
         label = self.label
         with self.lock:
@@ -154,11 +160,17 @@ class LocalModel:
             kept = 0
             while kept < min(len(cached), len(tokens)) and cached[kept] == tokens[kept]:
                 kept += 1
+            if saved is not None and kept < len(tokens):
+                if saved.load(self.llama_cpp, llm, tokens):
+                    return len(tokens)
+                kept = min(kept, llm.n_tokens)  # a failed load leaves nothing cached
             llm.n_tokens = kept  # eval drops whatever the cache held after the shared prefix
             for start in range(kept, len(tokens), chunk):
                 if self.closing.is_set():
-                    break
+                    return len(tokens)
                 llm.eval(tokens[start : start + chunk])
+            if saved is not None and kept < len(tokens):
+                saved.save(self.llama_cpp, llm, tokens)
             return len(tokens)
 
     def answer_start_ban(self) -> list[int]:

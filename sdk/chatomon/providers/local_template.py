@@ -31,12 +31,14 @@ __all__ = [
     "ParsedOutput",
     "assemble_grammar",
     "clip_result",
+    "compact_result",
     "example_arguments",
+    "must_call",
+    "offered_tools",
     "parse_output",
     "render_prompt",
     "tool_call_schema",
     "tool_rounds",
-    "tools_due",
 ]
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
@@ -106,8 +108,49 @@ def _call_json(name: str, arguments: Mapping[str, Any]) -> str:
 
 def _tools_system(tools: Sequence[ToolDefinition]) -> str:
     lines = [_TOOL_INTRO]
-    lines.extend(f"- {tool.name}: {_description(tool)}" for tool in tools)
+    for tool in tools:
+        arguments = _arguments(tool.input_schema)
+        lines.append(
+            f"- {tool.name}: {_description(tool)}{f' Arguments: {arguments}' if arguments else ''}"
+        )
     return "\n".join(lines)
+
+
+_ENUM_SHOWN = 12
+"""Up to this many allowed values, an argument lists them instead of its description."""
+
+
+def _arguments(schema: Mapping[str, Any]) -> str:
+    """A tool's top-level arguments in one line: `name: description`, `?` when optional.
+
+    The grammar already holds the model to the argument names and types, but not to what
+    they mean: told only the tools' descriptions, Qwen2.5-Coder-1.5B wrote filters such
+    as `{"density": "gt", "value": "5"}`. With the arguments described (filters are
+    `{field__lookup: value}`, order_by takes `-` for descending), 5 of the 14 basic_queries
+    eval cases passed instead of 3 (temperature 0, the same seed); the prompt's start
+    grows by about 250 tokens, read once into llama.cpp's cache.
+
+    Examples:
+        >>> print(_arguments({"properties": {"manager": {"enum": ["A", "B"]},
+        ...     "limit": {"type": "integer", "description": "Rows per page."}},
+        ...     "required": ["manager"]}))
+        manager: one of A, B; limit?: Rows per page.
+    """
+    properties = schema.get("properties") or {}
+    required = set(schema.get("required") or ())
+    shown = []
+    for name, property_schema in properties.items():
+        marker = "" if name in required else "?"
+        if not isinstance(property_schema, Mapping):  # `true`: anything goes
+            shown.append(f"{name}{marker}")
+            continue
+        enum = property_schema.get("enum")
+        if isinstance(enum, list) and 0 < len(enum) <= _ENUM_SHOWN:
+            meaning = "one of " + ", ".join(_cell(value) for value in enum)
+        else:
+            meaning = " ".join(str(property_schema.get("description", "")).split())
+        shown.append(f"{name}{marker}: {meaning}" if meaning else f"{name}{marker}")
+    return "; ".join(shown)
 
 
 def _description(tool: ToolDefinition) -> str:
@@ -159,6 +202,45 @@ WRITE_OUTCOMES = frozenset({"executed", "unchanged", "rejected", "timed_out"})
 """Statuses of a mutate result that leave nothing to call: the change is decided."""
 
 
+def _latest_round(messages: Sequence[Message]) -> list[Message]:
+    """The tool results of the latest tool round since the user's message."""
+    results: list[Message] = []
+    for message in reversed(messages):
+        if message.role == "user" or (message.role == "assistant" and message.tool_calls):
+            break
+        if message.role == "tool":
+            results.append(message)
+    return results
+
+
+def _read_rows(results: Sequence[Message]) -> bool:
+    """Whether these results brought rows back and none of them is an error.
+
+    Rows are a result's non-empty `data` (a query) or `groups` (an aggregate); an
+    empty read, a schema or a mutation's result are not.
+    """
+    parsed = [_result(message) for message in results]
+    if any(isinstance(result, Mapping) and result.get("status") == "error" for result in parsed):
+        return False
+    return any(_has_rows(result) for result in parsed)
+
+
+def _has_rows(result: Any) -> bool:
+    if not isinstance(result, Mapping):
+        return False
+    return any(isinstance(result.get(key), list) and result[key] for key in ("data", "groups"))
+
+
+def _result(message: Message) -> Any:
+    """A tool message's result, parsed from its content when it holds none."""
+    if isinstance(message.tool_result, Mapping):
+        return message.tool_result
+    try:
+        return json.loads(message.content)
+    except ValueError:
+        return None
+
+
 def _decided_write(messages: Sequence[Message]) -> bool:
     """Whether the latest tool round since the user's message was a decided mutate call."""
     for message in reversed(messages):
@@ -168,25 +250,53 @@ def _decided_write(messages: Sequence[Message]) -> bool:
             continue
         if message.tool_name != "mutate":
             return False
-        result = message.tool_result
-        if not isinstance(result, Mapping):
-            try:
-                result = json.loads(message.content)
-            except ValueError:
-                return False
+        result = _result(message)
         return isinstance(result, Mapping) and result.get("status") in WRITE_OUTCOMES
     return False
 
 
-def tools_due(messages: Sequence[Message], max_tool_rounds: int) -> bool:
-    """Whether to offer tools for the next completion.
+def offered_tools(
+    messages: Sequence[Message], tools: Sequence[ToolDefinition], max_tool_rounds: int
+) -> list[ToolDefinition]:
+    """The tools to offer for the next completion (none: the model answers in text).
 
-    Not after `max_tool_rounds` tool rounds since the user's message, and not once a
+    None after `max_tool_rounds` tool rounds since the user's message, and none once a
     mutation's outcome is in (executed, unchanged, rejected, timed out): offered tools
     again, Qwen2.5-Coder-1.5B sent the same unchanged assignment twice more before
-    answering, two more rounds of a minute each on a small CPU.
+    answering, two more rounds of a minute each on a small CPU. None either once the
+    latest round brought rows back (`_read_rows`), measured on the eval datasets with
+    Qwen2.5-Coder-1.5B (temperature 0, one seed): offered every tool again, it asked for
+    the same rows again (other fields, or the very same call) in 6 of the 10 multi_hop
+    cases until its rounds ran out, then answered with the call as text; offered only the
+    tools that do not read rows, it called `mutate` with an invented rename after 3 of 14
+    read-only basic_queries questions. So a small model answers after a lookup, and a
+    write it leads to is asked for in the next message. An error anywhere in the round
+    leaves every tool offered, to correct the call.
     """
-    return tool_rounds(messages) < max_tool_rounds and not _decided_write(messages)
+    if tool_rounds(messages) >= max_tool_rounds or _decided_write(messages):
+        return []
+    return [] if _read_rows(_latest_round(messages)) else list(tools)
+
+
+def must_call(messages: Sequence[Message]) -> bool:
+    """Whether the next completion must call a tool: the latest read found its name elsewhere.
+
+    A read that found no row, whose name the tool found in another data set (or another
+    field), says so (`found_in`) with the call that finds it in its `hint`.
+    Qwen2.5-Coder-1.5B answered from such an empty read instead, inventing the value (the
+    eval datasets, temperature 0: "What is the gear made of?" read as a material,
+    answered "1.5 g/cm³"). Any other empty read may be the answer ("there is none"). The
+    round cap (`offered_tools`) still bounds the retries. After a failed read the model
+    may still answer: made to call again, it sent the same failing call (the same
+    datasets: no case more passed).
+    """
+    results = [_result(message) for message in _latest_round(messages)]
+    readable = [result for result in results if isinstance(result, Mapping)]
+    if not readable or any(result.get("status") == "error" for result in readable):
+        return False
+    return not any(_has_rows(result) for result in readable) and any(
+        isinstance(result.get("found_in"), str) for result in readable
+    )
 
 
 def clip_result(content: str, characters: int | None) -> str:
@@ -199,6 +309,88 @@ def clip_result(content: str, characters: int | None) -> str:
     if characters is None or len(content) <= characters:
         return content
     return f"{content[:characters]}… ({len(content) - characters} more characters)"
+
+
+_CELL_BREAKERS = frozenset("|\n\r")
+
+
+def _rows(count: int) -> str:
+    return "1 row" if count == 1 else f"{count} rows"
+
+
+def compact_result(content: str) -> str:
+    """A tool result as the model reads it best for its length: rows as lines of a table.
+
+    A JSON object whose `data` is a list of rows with the same keys becomes its other keys
+    as compact JSON, then a header line of column names and one line per row, cells
+    joined by " | " (text as it is unless it holds a "|" or a line break, anything else
+    as JSON), the `id` column last. Other JSON is re-written without spaces; text that
+    is not JSON is kept. Each token of a result is read before the answer (about 40 a second for
+    Qwen2.5-Coder-1.5B on 2 cores): four projects' rows take 266 tokens this way against
+    389 as the tool's JSON. The header says how many rows there are and to answer with
+    every one: Qwen2.5-Coder-1.5B named the first of two rows only, asked which materials
+    are denser than 5 (the eval datasets, temperature 0: 15 of 33 cases before, 17 after).
+
+    Examples:
+        >>> rows = [{"id": 1, "name": "Red"}, {"id": 2, "name": "A|B"}]
+        >>> print(compact_result(json.dumps({"data": rows, "total_count": 2})))
+        {"total_count":2} data, 2 rows (answer with every one), one per line:
+        name | id
+        Red | 1
+        "A|B" | 2
+    """
+    try:
+        value = json.loads(content)
+    except ValueError:
+        return content
+    rows = value.get("data") if isinstance(value, dict) else None
+    columns = _columns(rows)
+    if columns is None or not isinstance(rows, list):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    # The id last: read first, "1 | Bolt" made the row with id 1 the first one for the
+    # model, asked which part comes first alphabetically of rows ordered by name (the
+    # eval datasets, temperature 0: 13 of 33 cases with the id first, 14 with it last).
+    columns = [*(c for c in columns if c != "id"), *(c for c in columns if c == "id")]
+    rest = {key: item for key, item in value.items() if key != "data"}
+    lines = [
+        f"{json.dumps(rest, ensure_ascii=False, separators=(',', ':'))} data, {_rows(len(rows))}"
+        " (answer with every one), one per line:",
+        " | ".join(_cell(column) for column in columns),
+    ]
+    lines.extend(" | ".join(_cell(row[column]) for column in columns) for row in rows)
+    return "\n".join(lines)
+
+
+def _columns(rows: Any) -> list[str] | None:
+    """The shared keys of a non-empty list of rows, or None when it is not such a table."""
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
+        return None
+    columns = list(rows[0])
+    if not columns or any(list(row) != columns for row in rows):
+        return None
+    return columns
+
+
+def _cell(value: Any) -> str:
+    """Text as it is when it cannot be read as anything else; other values as JSON.
+
+    Text that would read as a number or a JSON literal ("1001", "null"), or that holds a
+    cell break or edge spaces, is quoted: the model must not take the text "1001" for
+    the number.
+    """
+    if isinstance(value, str) and value == value.strip() and _plain(value):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _plain(text: str) -> bool:
+    if not text or _CELL_BREAKERS.intersection(text):
+        return False
+    try:
+        json.loads(text)
+    except ValueError:
+        return True
+    return False
 
 
 def render_prompt(
@@ -217,8 +409,9 @@ def render_prompt(
     completion of a conversation starts with the same prefix and llama.cpp's prompt
     cache skips re-reading it (measured: the next call in 0.5 s instead of 2 s). An
     assistant tool call is rendered as the JSON object the model itself writes; a tool
-    result as a `tool` turn holding the result JSON, cut to `result_characters` so that
-    a long one (50 rows of a query) still leaves room in a small context.
+    result as a `tool` turn holding the result (`compact_result`: rows as table lines),
+    cut to `result_characters` so that a long one (50 rows of a query) still leaves room
+    in a small context.
     """
     systems = [m.content for m in messages if m.role == "system" and m.content]
     system = "\n\n".join(systems) or DEFAULT_SYSTEM_PROMPT
@@ -239,7 +432,8 @@ def render_prompt(
             text = f"{message.content}\n{calls}" if message.content else calls
             parts.append(_turn("assistant", text))
         elif message.role == "tool":
-            parts.append(_turn("tool", clip_result(message.content, result_characters)))
+            result = compact_result(message.content)
+            parts.append(_turn("tool", clip_result(result, result_characters)))
         else:
             parts.append(_turn(message.role, message.content))
     return "".join(parts) + "<|im_start|>assistant\n"
@@ -301,18 +495,20 @@ _ROOT_RULE = re.compile(r"^root\s*::=", re.MULTILINE)
 _TOOL_CALL_RULE = re.compile(r"^tool-call\s*::=", re.MULTILINE)
 
 
-def assemble_grammar(call_rules: str) -> str:
+def assemble_grammar(call_rules: str, *, text: bool = True) -> str:
     """The full GBNF grammar: plain text, or one tool call matching `call_rules`.
 
     `call_rules` is `local_grammar.tool_call_rules` (a `tool-call` rule), or llama.cpp's
     GBNF for `tool_call_schema` (its root rule is renamed to `tool-call`).
     Text may not start with `{`, `[`, `"` or whitespace, so the first token decides which
-    of the two it writes.
+    of the two it writes. `text=False`: the call only (`must_call`).
     """
     if _ROOT_RULE.search(call_rules):
         call_rules = _ROOT_RULE.sub("tool-call ::=", call_rules, count=1)
     elif not _TOOL_CALL_RULE.search(call_rules):
         raise ValueError("the tool-call grammar has no root rule (nor a tool-call rule)")
+    if not text:
+        return f"root ::= tool-call\n{call_rules.strip()}\n"
     return f"root ::= tool-call | plain-text\n{_PLAIN_TEXT}{call_rules.strip()}\n"
 
 
