@@ -6,8 +6,10 @@ line, and its `Textarea` reports no key at all. `message_input()` gives an anywi
 when anywidget is installed (``pip install anywidget``; JupyterLab 4, Notebook 7 and VS
 Code load it with no extension to enable), else ipywidgets' `Text` (Enter sends; one line).
 
-Both report Enter as ipywidgets' `Text` does: a custom message ``{"event": "submit"}``
-on the widget's comm, after the box's value, so the ChatWidget handles either alike.
+Both report Enter with a custom message ``{"event": "submit"}`` on the widget's comm.
+ipywidgets' `Text` sends it after the box's value; `MessageInput` puts the text in the
+message (``"text"``) and empties the box itself, and takes ``{"event": "restore", "text"}``
+back when the kernel cannot send it yet.
 """
 
 from __future__ import annotations
@@ -40,9 +42,19 @@ function render({ model, el }) {
     event.stopPropagation();
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
+      // The text rides with the message and the box empties here: the widget manager may
+      // still hold the last value update back, and sent after the submit it would put the
+      // sent text back in the box. A kernel that refuses the text sends it back.
+      const text = area.value;
+      area.value = "";
       push();
-      model.send({ event: "submit" });
+      model.send({ event: "submit", text });
     }
+  });
+  model.on("msg:custom", (content) => {
+    if (content.event !== "restore") return;
+    area.value = area.value ? content.text + "\\n" + area.value : content.text;
+    push();
   });
   model.on("change:value", () => {
     if (area.value !== model.get("value")) area.value = model.get("value");

@@ -262,8 +262,17 @@ class ChatWidget(ChatState, ipywidgets.VBox):  # type: ignore[misc]
             self.send(text)
 
     def _on_input_msg(self, _widget: object, content: Any, _buffers: object = None) -> None:
-        if isinstance(content, dict) and content.get("event") == "submit":
+        if not (isinstance(content, dict) and content.get("event") == "submit"):
+            return
+        text = content.get("text")
+        if not isinstance(text, str):  # ipywidgets' Text: the value came before the message
             self._on_send_click()
+        elif text.strip() and self.status not in BUSY:
+            # Not `self._input.value = ""`: the box emptied itself, and the kernel's copy
+            # may be stale, so writing it would erase what was typed since Enter.
+            self.send(text.strip())
+        elif text.strip():  # a turn runs or waits: the box (which emptied itself) gets it back
+            self._input.send({"event": "restore", "text": text})
 
     def _on_stop_click(self, _button: object = None) -> None:
         if self.status in BUSY:
