@@ -158,7 +158,18 @@ test: $(INSTALLED) $(LOCAL_MODEL) browser $(DJANGO6_INSTALLED) $(JS_DEPS)
 # folder to start over).
 HOST := 127.0.0.1
 PORT := 8000
-DEMO_MODEL := $(if $(CHATOMON_PROVIDER),,$(LOCAL_MODEL))
+
+# The embedded model reads the chat's prompt once (about 20 s on two cores) and saves what
+# it read in its cache folder: done here, with the set-up, so the server's start loads it
+# at once. Again when the code that writes the prompt changes; were the prompt different
+# anyway (other settings), the server reads it at start-up, as without this step.
+DEMO_PROMPT := $(VENV)/.demo-prompt
+DEMO_SOURCES := $(shell find sdk/chatomon -name '*.py')
+DEMO_MODEL := $(if $(CHATOMON_PROVIDER),,$(LOCAL_MODEL) $(DEMO_PROMPT))
+
+$(DEMO_PROMPT): $(LOCAL_MODEL) $(DEMO_SOURCES)
+	@# A failed warm-up (said why) still serves: the demo then says what is wrong itself.
+	@if $(BIN)/python -m chatomon.demo warm; then touch $@; fi
 
 demo: $(INSTALLED) $(DEMO_MODEL)
 	$(BIN)/python -m chatomon.demo --host $(HOST) --port $(PORT)

@@ -46,6 +46,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from chatomon.chat.pipeline.wire import TERMINAL_TYPES
 from chatomon.demo.prompts import SUGGESTED_PROMPTS, Expectation, SuggestedPrompt
 from tests.benchmarks.reporting import print_table, write_results
 from tests.demo.process import DemoServer, manage
@@ -55,8 +56,6 @@ STAFF_USER = "staff"
 PART = re.compile(r"\bP-\d+\b")
 PROJECT = re.compile(r"\bPRJ-\d+\b")
 COST = re.compile(r"\bto (\d+(?:\.\d+)?)\b")
-TERMINAL = frozenset({"done", "error", "confirm_mutation"})
-"""Where a conversation's events end for the judge (a confirmation keeps the stream open)."""
 
 # Runs inside `manage shell`: the facts a prompt is judged against, as one JSON line.
 FACTS = """
@@ -289,7 +288,7 @@ class Visitor:
                 if line.startswith("data: "):
                     event: dict[str, Any] = json.loads(line[len("data: ") :])
                     yield event
-                    if event.get("type") in TERMINAL:
+                    if event.get("type") in TERMINAL_TYPES:
                         return
 
     def close(self) -> None:

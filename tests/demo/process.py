@@ -38,19 +38,29 @@ def demo_environment(data_dir: Path, extra: Mapping[str, str] | None = None) -> 
     return env
 
 
-def manage(
-    data_dir: Path, *arguments: str, env: Mapping[str, str] | None = None
+def run_demo(
+    data_dir: Path,
+    *arguments: str,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 120,
 ) -> subprocess.CompletedProcess[str]:
-    """`python -m chatomon.demo manage <arguments>`; fails the test when the command fails."""
-    result = subprocess.run(
-        [sys.executable, "-m", "chatomon.demo", "manage", *arguments],
+    """`python -m chatomon.demo <arguments>` to its end, its output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "chatomon.demo", *arguments],
         cwd=ROOT,
         env=demo_environment(data_dir, env),
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         check=False,
     )
+
+
+def manage(
+    data_dir: Path, *arguments: str, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`python -m chatomon.demo manage <arguments>`; fails the test when the command fails."""
+    result = run_demo(data_dir, "manage", *arguments, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     return result
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from chatomon.demo.warmup import load_model, provider_problem, start_warmup
+from chatomon.demo.warmup import load_model, provider_problem, read_prompt, start_warmup
 from chatomon.providers import Message, ToolDefinition
 from chatomon.providers import local as local_module
 from chatomon.providers.local import LocalProvider
@@ -141,3 +141,16 @@ def test_a_failed_warm_up_is_a_warning_naming_the_cause(caplog: pytest.LogCaptur
     assert [r.getMessage() for r in failures] == [
         "local model: warm-up failed, chats will fail: RuntimeError: out of memory"
     ]
+
+
+def test_reading_the_prompt_in_the_foreground_says_whether_it_worked(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="chatomon.demo")
+    working: Any = StandIn()
+    assert read_prompt(working, [Message.user("Hello")]) is True
+    assert working.requests == [(1, 0)]
+    assert "local model: ready, the chat prompt (10 tokens) read in" in caplog.text
+    failing: Any = StandIn(error=RuntimeError("disk full"))
+    assert read_prompt(failing, [Message.user("Hello")]) is False
+    assert "warm-up failed, chats will fail: RuntimeError: disk full" in caplog.text

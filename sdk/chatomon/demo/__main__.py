@@ -2,6 +2,9 @@
 
 `python -m chatomon.demo manage <command> ...` runs a Django management command with the
 demo settings (like a project's manage.py), e.g. `manage changepassword staff`.
+`python -m chatomon.demo warm` reads the chat's prompt into the embedded model and saves
+it, then exits (`make demo` does it once per machine), so the server's first answer does
+not wait for it.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ def _arguments(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m chatomon.demo",
         description="Migrate, seed and serve the chatomon demo (console, chat, WebSocket).",
-        epilog="'python -m chatomon.demo manage <command>' runs a Django management command.",
+        epilog="'python -m chatomon.demo manage <command>' runs a Django management command; "
+        "'python -m chatomon.demo warm' reads the chat prompt into the embedded model ahead.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     parser.add_argument("--port", type=int, default=8000, help="port (0: any free port)")
@@ -45,12 +49,29 @@ def manage(argv: Sequence[str]) -> None:
     execute_from_command_line(["python -m chatomon.demo manage", *argv])
 
 
+def warm() -> int:
+    """Read the chat's prompt into the embedded model ahead of a start; the exit status."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", SETTINGS)
+    import django  # noqa: PLC0415 - after the environment names the settings
+
+    django.setup()
+    from chatomon.demo.startup import read_prompt_ahead  # noqa: PLC0415 - needs Django set up
+
+    return 1 if read_prompt_ahead() is not None else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Set the demo up and serve it in the foreground; returns the exit status."""
     given = list(sys.argv[1:] if argv is None else argv)
     if given[:1] == ["manage"]:
         manage(given[1:])
         return 0
+    if given[:1] == ["warm"]:
+        argparse.ArgumentParser(
+            prog="python -m chatomon.demo warm",
+            description="Read the chat's prompt into the embedded model and save it, then exit.",
+        ).parse_args(given[1:])
+        return warm()
     options = _arguments(given)
     _allow_host(options.host)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", SETTINGS)

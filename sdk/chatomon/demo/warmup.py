@@ -5,6 +5,9 @@ runtime, a missing API key, a server that does not answer) in one sentence with 
 `load_model` loads the embedded model (2-4 s), then `start_warmup` reads the chat's first
 prompt (system prompt and tools, the same for every first turn) into llama.cpp's cache in
 a background thread, logging its progress, so that the first answer does not pay for it.
+`read_prompt` does the same in the foreground: `python -m chatomon.demo warm`, which
+`make demo` runs once per machine and prompt, so that the model's saved state of the
+prompt is there when the server starts.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ __all__ = [
     "PROGRESS_SECONDS",
     "load_model",
     "provider_problem",
+    "read_prompt",
     "start_warmup",
     "warm_request",
 ]
@@ -95,7 +99,7 @@ def warm_request(service: Any) -> tuple[list[Message], list[ToolDefinition]]:
     """What a first chat turn of `service` sends its provider, up to a stand-in question."""
     from chatomon.chat.prompts import system_prompt  # noqa: PLC0415 - needs Django set up
 
-    system = Message.system(system_prompt(service.system_prompt, ()))
+    system = Message.system(system_prompt(service.system_prompt, (), service.toolset.catalogue))
     return [system, Message.user("Hello")], list(service.toolset.definitions)
 
 
@@ -121,6 +125,43 @@ def load_model(provider: Any) -> None:
     )
 
 
+def read_prompt(
+    provider: Any,
+    messages: Sequence[Message],
+    tools: Sequence[ToolDefinition] = (),
+    *,
+    progress_seconds: float = PROGRESS_SECONDS,
+) -> bool:
+    """Read a first turn's prompt into the loaded model's cache; whether it worked.
+
+    The local model also saves what it read (`saved_prompts`), so a later start loads it
+    at once. Logs a line every `progress_seconds` while it lasts, and when it is done
+    (or, as a warning, why it failed).
+    """
+    done = threading.Event()
+    started = time.monotonic()
+
+    def elapsed() -> float:
+        return time.monotonic() - started
+
+    def ticker() -> None:
+        while not done.wait(progress_seconds):
+            logger.info("local model: still reading the chat prompt (%.0f s)", elapsed())
+
+    threading.Thread(target=ticker, name="chatomon-demo-warmup-progress", daemon=True).start()
+    try:
+        tokens = asyncio.run(provider.warm(messages, tools))
+    except Exception as error:  # noqa: BLE001 - a failed warm-up is a warning, not a crash
+        logger.warning(
+            "local model: warm-up failed, chats will fail: %s: %s", type(error).__name__, error
+        )
+        return False
+    finally:
+        done.set()
+    logger.info("local model: ready, the chat prompt (%d tokens) read in %.1f s", tokens, elapsed())
+    return True
+
+
 def start_warmup(
     provider: Any,
     messages: Sequence[Message],
@@ -128,40 +169,14 @@ def start_warmup(
     *,
     progress_seconds: float = PROGRESS_SECONDS,
 ) -> threading.Thread:
-    """Read a first turn's prompt into the loaded model's cache in a daemon thread.
-
-    Logs a line when it starts, every `progress_seconds` while it lasts, and when it is
-    done (or, as a warning, why it failed). Returns the started thread.
-    """
-    done = threading.Event()
-    started = time.monotonic()
-
-    def ticker() -> None:
-        while not done.wait(progress_seconds):
-            logger.info("local model: still reading the chat prompt (%.0f s)", elapsed())
-
-    def elapsed() -> float:
-        return time.monotonic() - started
-
-    def run() -> None:
-        try:
-            tokens = asyncio.run(provider.warm(messages, tools))
-            logger.info(
-                "local model: ready, the chat prompt (%d tokens) read in %.1f s",
-                tokens,
-                elapsed(),
-            )
-        except Exception as error:  # noqa: BLE001 - a failed warm-up is a warning, not a crash
-            logger.warning(
-                "local model: warm-up failed, chats will fail: %s: %s",
-                type(error).__name__,
-                error,
-            )
-        finally:
-            done.set()
-
+    """`read_prompt` in a daemon thread, while the server starts; returns the started thread."""
     logger.info("local model: reading the chat prompt in the background")
-    threading.Thread(target=ticker, name="chatomon-demo-warmup-progress", daemon=True).start()
-    thread = threading.Thread(target=run, name="chatomon-demo-warmup", daemon=True)
+    thread = threading.Thread(
+        target=read_prompt,
+        args=(provider, messages, tools),
+        kwargs={"progress_seconds": progress_seconds},
+        name="chatomon-demo-warmup",
+        daemon=True,
+    )
     thread.start()
     return thread
