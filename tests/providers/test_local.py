@@ -1,8 +1,8 @@
 """The local provider without the model: template, grammar, parsing, config, streaming.
 
-llama.cpp is replaced by `FakeLlamaCpp`, a module-shaped stand-in whose `Llama` replays
-scripted pieces (optionally slowly, from the worker thread) and records what it was
-asked, so that the provider's own logic is tested fast and without the model file.
+llama.cpp is replaced by `FakeLlamaCpp` (tests/providers/fake_llama.py), which replays
+scripted pieces and records what it was asked, so that the provider's own logic is
+tested fast and without the model file.
 The real model runs in tests/providers/real_llm/.
 """
 
@@ -13,9 +13,6 @@ import json
 import subprocess
 import sys
 import threading
-import time
-import types
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -44,6 +41,7 @@ from chatomon.providers import local as local_module
 from chatomon.providers import local_template as template
 from chatomon.providers.local import LocalDependencyImportError, default_model_path
 from chatomon.providers.registry import resolve_provider
+from tests.providers.fake_llama import FakeLlama, events
 
 LIST = ToolDefinition("list_materials", "List all materials.")
 GET = ToolDefinition(
@@ -56,116 +54,6 @@ GET = ToolDefinition(
     },
 )
 TOOLS = [LIST, GET]
-
-
-# --- a stand-in for llama_cpp ---------------------------------------------------------------
-
-
-VOCAB = [b"Hi", b" there", b"{", b' {"', b"", b"  "]
-"""The stand-in's vocabulary: tokens 2-5 may not start a text-only answer."""
-
-
-class Logits:
-    """Records what a logits processor masked."""
-
-    def __init__(self) -> None:
-        self.masked: list[tuple[list[int], float]] = []
-
-    def __setitem__(self, key: list[int], value: float) -> None:
-        self.masked.append((list(key), value))
-
-
-class FakeLlama:
-    """Replays `script` (a list of outputs, each a list of pieces) one completion each."""
-
-    def __init__(self, owner: FakeLlamaCpp, **kwargs: Any) -> None:
-        self.owner = owner
-        self.kwargs = kwargs
-        self.closed = False
-
-    def n_ctx(self) -> int:
-        return int(self.kwargs["n_ctx"])
-
-    def n_vocab(self) -> int:
-        return len(VOCAB)
-
-    def detokenize(self, tokens: list[int]) -> bytes:
-        return b"".join(VOCAB[t] for t in tokens)
-
-    def tokenize(self, text: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
-        return list(range(len(text.split())))  # one "token" per word is enough here
-
-    def create_completion(self, prompt: str, **kwargs: Any) -> Any:
-        self.owner.calls.append({"prompt": prompt, **kwargs})
-        pieces = self.owner.script.pop(0)
-        processor = kwargs["logits_processor"][0]
-
-        def sample() -> None:
-            logits = Logits()
-            processor([], logits)
-            self.owner.logits.append(logits)
-
-        def chunks() -> Any:
-            self.owner.threads.add(threading.current_thread().name)
-            for piece in pieces:
-                if self.owner.delay:
-                    time.sleep(self.owner.delay)  # blocks the worker thread, not the loop
-                sample()
-                self.owner.produced += 1
-                yield {"choices": [{"text": piece}]}
-            sample()  # the end-of-turn token is sampled too
-
-        return chunks()
-
-    def close(self) -> None:
-        self.closed = True
-
-
-class FakeLlamaCpp(types.ModuleType):
-    def __init__(self) -> None:
-        super().__init__("llama_cpp")
-        self.script: list[list[str]] = []
-        self.calls: list[dict[str, Any]] = []
-        self.models: list[FakeLlama] = []
-        self.threads: set[str] = set()
-        self.logits: list[Logits] = []
-        self.delay = 0.0
-        self.produced = 0
-        self.load_error: Exception | None = None
-        self.llama_grammar = types.SimpleNamespace(json_schema_to_gbnf=self._to_gbnf)
-        self.LlamaGrammar = types.SimpleNamespace(from_string=self._grammar)
-        self.LogitsProcessorList = list
-
-    def Llama(self, **kwargs: Any) -> FakeLlama:
-        if self.load_error is not None:
-            raise self.load_error
-        model = FakeLlama(self, **kwargs)
-        self.models.append(model)
-        return model
-
-    @staticmethod
-    def _to_gbnf(schema: str, prop_order: list[str] | None = None) -> str:
-        return f"root ::= object\n# {schema}"
-
-    @staticmethod
-    def _grammar(text: str, verbose: bool = True) -> dict[str, str]:
-        return {"gbnf": text}
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakeLlamaCpp:
-    module = FakeLlamaCpp()
-    monkeypatch.setitem(sys.modules, "llama_cpp", module)
-    model = tmp_path / "tiny.gguf"
-    model.write_bytes(b"GGUF" + bytes(16))
-    monkeypatch.setattr(local_module, "default_model_path", lambda name=None: model)
-    # The stand-in file is no published model: skip the sha256 check (test_local_models).
-    monkeypatch.setattr(local_module, "verify", lambda named, path, progress=None: path)
-    return module
-
-
-async def events(provider: LocalProvider, messages, tools=()) -> list[Any]:
-    return [e async for e in run_completion(provider, messages, list(tools))]
 
 
 # --- config ----------------------------------------------------------------------------------
@@ -363,6 +251,19 @@ def test_table_cells_keep_text_apart_from_numbers_and_literals() -> None:
     ]
 
 
+def test_an_aggregates_groups_read_as_a_table_of_their_keys_and_values() -> None:
+    groups = [
+        {"group": {"material__name": name}, "values": {"count": 1, "avg_cost": "2.50"}}
+        for name in ("Aluminum", "Cobalt")
+    ]
+    assert template.compact_result(json.dumps({"groups": groups, "has_more": False})) == (
+        '{"has_more":false} groups, 2 rows (answer with every one), one per line:\n'
+        "material__name | count | avg_cost\n"
+        'Aluminum | 1 | "2.50"\n'
+        'Cobalt | 1 | "2.50"'
+    )
+
+
 @pytest.mark.parametrize(
     "content",
     [
@@ -370,6 +271,8 @@ def test_table_cells_keep_text_apart_from_numbers_and_literals() -> None:
         '{"data": [{"id": 1}, {"name": "x"}]}',  # rows with different keys: not a table
         '{"data": []}',
         '[{"id": 1}]',
+        '{"groups": [], "has_more": false}',
+        '{"groups": [{"group": {}, "values": 3}]}',  # not an aggregate's groups
     ],
 )
 def test_other_results_keep_their_content(content: str) -> None:
@@ -656,6 +559,28 @@ async def test_after_an_empty_read_with_a_hint_the_model_must_call_again(fake) -
     forced, free = (c["grammar"]["gbnf"] for c in fake.calls)
     assert forced.splitlines()[0] == "root ::= tool-call" and "plain-text" not in forced
     assert free.splitlines()[0] == "root ::= tool-call | plain-text"
+
+
+async def test_a_call_that_failed_sent_again_is_withheld_and_answered_in_text(fake) -> None:
+    # The same call meets the same error: the model answers from what it has instead.
+    call = ToolCall("call_1_0", "get_material", {"id": 9})
+    failed = {"status": "error", "code": "invalid_value", "message": "no material 9"}
+    history = [Message.user("x"), Message.assistant("", [call]), Message.tool(call, failed)]
+    fake.script = [['{"name": "get_material", "arguments": {"id": 9}}'], ["No material 9."]]
+    got = await events(LocalProvider(), history, TOOLS)
+    assert [type(e) for e in got] == [TextChunkEvent, DoneEvent]
+    assert got[0] == TextChunkEvent(content="No material 9.")
+    assert fake.calls[0]["grammar"] is not None and fake.calls[1]["grammar"] is None
+
+
+async def test_another_call_after_a_failure_is_made(fake) -> None:
+    call = ToolCall("call_1_0", "get_material", {"id": 9})
+    failed = {"status": "error", "code": "invalid_value", "message": "no material 9"}
+    history = [Message.user("x"), Message.assistant("", [call]), Message.tool(call, failed)]
+    fake.script = [['{"name": "get_material", "arguments": {"id": 3}}']]
+    got = await events(LocalProvider(), history, TOOLS)
+    assert [e.args for e in got if isinstance(e, ToolCallEvent)] == [{"id": 3}]
+    assert len(fake.calls) == 1
 
 
 async def test_grammar_can_be_switched_off(fake) -> None:

@@ -112,3 +112,15 @@ def test_the_round_cap_wins_over_a_call_that_is_due() -> None:
     history = after((QUERY, found), (QUERY, found))
     assert template.must_call(history)
     assert offered(history, 2) == []  # no tool offered: the model answers (no grammar)
+
+
+def test_a_failed_call_is_remembered_as_sent_until_the_next_user_message() -> None:
+    bad = ToolCall("call_1_0", "query", {"manager": "Nope", "limit": 0})
+    slow = ToolCall("call_1_1", "aggregate", {"manager": "PartManager"})
+    history = after(
+        [(bad, {"status": "error", "code": "unknown_manager"}),
+         (slow, {"status": "error", "code": "query_timeout"})],  # may pass a second time
+        (QUERY, {"data": [{"id": 1}]}),
+    )  # fmt: skip
+    assert template.failed_calls(history) == {("query", '{"limit": 0, "manager": "Nope"}')}
+    assert template.failed_calls([*history, Message.user("And now?")]) == set()

@@ -60,11 +60,21 @@ from chatomon.providers.local_repair import close_cut_json, extract_text_calls
 from chatomon.providers.local_runtime import LocalModel
 from chatomon.providers.local_states import SavedPrompts
 from chatomon.providers.local_template import (
+    MUTATE,
     ParsedOutput,
+    call_key,
+    failed_calls,
     must_call,
     offered_tools,
     parse_output,
     render_prompt,
+)
+from chatomon.providers.local_writes import (
+    asks_for_write,
+    guessed_fields,
+    reads_only,
+    seen_rows,
+    writes_only,
 )
 
 __all__ = [
@@ -229,11 +239,15 @@ class LocalProvider(BaseLLMProvider):
     after its last complete value (`local_repair`); tool results in the prompt are cut to
     0.75 characters per token of `context_size`.
 
-    After `max_tool_rounds` tool rounds since the user's last message, or once a
-    mutation's outcome is in, tools are no longer offered; a tool whose call just read
-    rows is not offered again, the others are (`local_template.offered_tools`). With none
-    offered, the prompt shows a synthetic tool exchange answered in text and the first
-    token may not open a JSON object, so the model answers from the results.
+    After `max_tool_rounds` tool rounds since the user's last message or once a
+    mutation's outcome is in, tools are no longer offered; after a round that read rows,
+    only `mutate` when the user asked for a change (`local_template.offered_tools`).
+    With none offered, the prompt shows a synthetic tool exchange answered in text and
+    the first token may not open a JSON object, so the model answers from the results.
+    `mutate` is offered only when the user's message asks for a change; a write naming a
+    row by an id the conversation never showed is withheld and the model asked again with
+    the reads only (`local_writes`), and a call that failed this turn, sent again, is
+    withheld and the model asked for its answer (`local_template.failed_calls`).
     Tool-call ids are `call_<history length>_<index>`, the same for the same history.
 
     Measured on a 2-core CPU (tests/benchmarks/local_model.py, results/local_model.json):
@@ -344,7 +358,7 @@ class LocalProvider(BaseLLMProvider):
         model = await self._loaded_model()
         if not messages:
             return 0
-        offered = offered_tools(messages, tools, self.settings["max_tool_rounds"])
+        offered = self._offered(messages, tools)
         if offered and self.settings["grammar"]:
             model.grammar_for(offered)  # built once and cached for the first real request
         keep = self.settings["saved_prompts"]
@@ -376,6 +390,10 @@ class LocalProvider(BaseLLMProvider):
     ) -> AsyncIterator[ChatEvent]:
         """Stream one completion: text chunks, or tool calls, then one DoneEvent.
 
+        The model may run up to three times for it: again with the reads only after a
+        write it guessed (`_guessed_write`), again with no tool after a call that failed
+        this turn (`_repeated_failure`); the DoneEvent's usage sums every run.
+
         Raises:
             LocalDependencyImportError: `llama-cpp-python` is not installed.
             ConfigurationError: No model file.
@@ -385,7 +403,87 @@ class LocalProvider(BaseLLMProvider):
             ProviderUnavailableError: llama.cpp failed to load or run the model.
         """
         model = await self._loaded_model()
-        offered = offered_tools(messages, tools, self.settings["max_tool_rounds"])
+        offered = self._offered(messages, tools)
+        spent: list[TokenUsage] = []
+        if not offered:  # text only: streamed as it comes
+            async for event in self._run(model, messages, tools, offered, spent):
+                yield event
+        else:  # text or calls, held to the end (a call may be written inside text)
+            events = [e async for e in self._run(model, messages, tools, offered, spent)]
+            if self._guessed_write(events, messages, tools):
+                # Every read, also after rows: the lookup the write needs comes first. The
+                # model may ask for rows it has again; the round cap still ends the turn.
+                reads = reads_only(tools)
+                events = [e async for e in self._run(model, messages, tools, reads, spent)]
+            if self._repeated_failure(events, messages):
+                # The same call would fail the same way: the model answers from what it
+                # has, streamed as any answer.
+                events = []
+                async for event in self._run(model, messages, tools, [], spent):
+                    yield event
+            for event in events:
+                yield event
+        yield DoneEvent(usage=sum(spent, TokenUsage()))
+
+    def _offered(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+    ) -> list[ToolDefinition]:
+        """The tools the next completion may call (`offered_tools`, `local_writes`).
+
+        `mutate` only when the user's latest message asks for a change, and then alone
+        after a round that read rows.
+        """
+        asked = asks_for_write(messages, tools)
+        return offered_tools(
+            messages,
+            tools if asked else reads_only(tools),
+            self.settings["max_tool_rounds"],
+            after_rows=writes_only(tools) if asked else (),
+        )
+
+    def _repeated_failure(self, events: Sequence[ChatEvent], messages: Sequence[Message]) -> bool:
+        """Whether a call among `events` is one that failed this turn (`failed_calls`)."""
+        failed = failed_calls(messages)
+        for event in events:
+            if not isinstance(event, ToolCallEvent):
+                continue
+            if call_key(event.name, event.args) in failed:
+                logger.info("%s: withheld %s, sent again as it failed", self.name, event.name)
+                return True
+        return False
+
+    def _guessed_write(
+        self,
+        events: Sequence[ChatEvent],
+        messages: Sequence[Message],
+        tools: Sequence[ToolDefinition],
+    ) -> bool:
+        """Whether a `mutate` call among `events` names a row the conversation never showed.
+
+        Withheld (`local_writes`): the model is asked again with the reads only.
+        """
+        seen = seen_rows(messages, tools)
+        for event in events:
+            if isinstance(event, ToolCallEvent) and event.name == MUTATE:
+                guessed = guessed_fields(event.args, seen)
+                if guessed:
+                    logger.info(
+                        "%s: withheld a write naming rows never read (%s); asking for a lookup",
+                        self.name,
+                        ", ".join(guessed),
+                    )
+                    return True
+        return False
+
+    async def _run(
+        self,
+        model: LocalModel,
+        messages: Sequence[Message],
+        tools: Sequence[ToolDefinition],
+        offered: Sequence[ToolDefinition],
+        spent: list[TokenUsage],
+    ) -> AsyncIterator[ChatEvent]:
+        """One run of the model: its text chunks or tool calls; its tokens join `spent`."""
         prompt = self._prompt(messages, tools, offered)
         constrain = bool(self.settings["grammar"])
         # After an empty read whose hint names a call that would find rows, a call only.
@@ -415,6 +513,8 @@ class LocalProvider(BaseLLMProvider):
                     yield TextChunkEvent(content=piece)
         finally:
             await stream.aclose()
+            read, written = stream.prompt_tokens, stream.completion_tokens
+            spent.append(TokenUsage(input_tokens=read, output_tokens=written))
         if is_call:
             for event in self._calls("".join(pending), offered, len(messages), grammar):
                 yield event
@@ -423,11 +523,6 @@ class LocalProvider(BaseLLMProvider):
                 yield event
         elif deciding and "".join(pending):
             yield TextChunkEvent(content="".join(pending))
-        yield DoneEvent(
-            usage=TokenUsage(
-                input_tokens=stream.prompt_tokens, output_tokens=stream.completion_tokens
-            )
-        )
 
     def _calls(
         self, output: str, tools: Sequence[ToolDefinition], history_length: int, grammar: Any

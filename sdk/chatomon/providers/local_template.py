@@ -27,17 +27,23 @@ from chatomon.providers.base import Message, ToolCall, ToolDefinition
 
 __all__ = [
     "DEFAULT_SYSTEM_PROMPT",
+    "MUTATE",
     "STOP",
     "ParsedOutput",
     "assemble_grammar",
+    "call_key",
+    "calls_by_id",
     "clip_result",
     "compact_result",
     "example_arguments",
+    "failed_calls",
+    "latest_user_text",
     "must_call",
     "offered_tools",
     "parse_output",
     "render_prompt",
     "tool_call_schema",
+    "tool_result",
     "tool_rounds",
 ]
 
@@ -187,15 +193,41 @@ def _request(tool: ToolDefinition) -> str:
     return first[:_REQUEST_CHARACTERS].rsplit(" ", 1)[0].rstrip(",:;")
 
 
+MUTATE = "mutate"
+"""The tool that writes (`chatomon.chat.tools.definitions.mutate_definition`)."""
+
+
 def tool_rounds(messages: Sequence[Message]) -> int:
     """How many tool-calling assistant turns there have been since the last user message."""
-    rounds = 0
-    for message in reversed(messages):
-        if message.role == "user":
-            break
-        if message.role == "assistant" and message.tool_calls:
-            rounds += 1
-    return rounds
+    return sum(1 for m in _since_user(messages) if m.role == "assistant" and m.tool_calls)
+
+
+def _since_user(messages: Sequence[Message]) -> list[Message]:
+    """The messages after the latest user message (all of them without one)."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].role == "user":
+            return list(messages[index + 1 :])
+    return list(messages)
+
+
+def latest_user_text(messages: Sequence[Message]) -> str:
+    """The latest user message's text ("" without one)."""
+    return next((m.content for m in reversed(messages) if m.role == "user"), "")
+
+
+def calls_by_id(messages: Sequence[Message]) -> dict[str, ToolCall]:
+    """The assistant's tool calls in `messages`, by id (a tool message names its call's)."""
+    return {
+        call.id: call
+        for message in messages
+        if message.role == "assistant"
+        for call in message.tool_calls
+    }
+
+
+def call_key(name: str, arguments: Mapping[str, Any]) -> tuple[str, str]:
+    """A call as (tool name, arguments as canonical JSON): equal for the same call sent."""
+    return name, json.dumps(dict(arguments), sort_keys=True, default=str)
 
 
 WRITE_OUTCOMES = frozenset({"executed", "unchanged", "rejected", "timed_out"})
@@ -219,7 +251,7 @@ def _read_rows(results: Sequence[Message]) -> bool:
     Rows are a result's non-empty `data` (a query) or `groups` (an aggregate); an
     empty read, a schema or a mutation's result are not.
     """
-    parsed = [_result(message) for message in results]
+    parsed = [tool_result(message) for message in results]
     if any(isinstance(result, Mapping) and result.get("status") == "error" for result in parsed):
         return False
     return any(_has_rows(result) for result in parsed)
@@ -231,7 +263,7 @@ def _has_rows(result: Any) -> bool:
     return any(isinstance(result.get(key), list) and result[key] for key in ("data", "groups"))
 
 
-def _result(message: Message) -> Any:
+def tool_result(message: Message) -> Any:
     """A tool message's result, parsed from its content when it holds none."""
     if isinstance(message.tool_result, Mapping):
         return message.tool_result
@@ -248,15 +280,19 @@ def _decided_write(messages: Sequence[Message]) -> bool:
             return False
         if message.role != "tool":
             continue
-        if message.tool_name != "mutate":
+        if message.tool_name != MUTATE:
             return False
-        result = _result(message)
+        result = tool_result(message)
         return isinstance(result, Mapping) and result.get("status") in WRITE_OUTCOMES
     return False
 
 
 def offered_tools(
-    messages: Sequence[Message], tools: Sequence[ToolDefinition], max_tool_rounds: int
+    messages: Sequence[Message],
+    tools: Sequence[ToolDefinition],
+    max_tool_rounds: int,
+    *,
+    after_rows: Sequence[ToolDefinition] = (),
 ) -> list[ToolDefinition]:
     """The tools to offer for the next completion (none: the model answers in text).
 
@@ -269,13 +305,44 @@ def offered_tools(
     the same rows again (other fields, or the very same call) in 6 of the 10 multi_hop
     cases until its rounds ran out, then answered with the call as text; offered only the
     tools that do not read rows, it called `mutate` with an invented rename after 3 of 14
-    read-only basic_queries questions. So a small model answers after a lookup, and a
-    write it leads to is asked for in the next message. An error anywhere in the round
-    leaves every tool offered, to correct the call.
+    read-only basic_queries questions. So after a lookup a small model answers, or makes
+    the write the user asked for: `after_rows` is what it is offered then
+    (`local_writes.asks_for_write`: `mutate` alone, or nothing). An error anywhere in the
+    round leaves every tool offered, to correct the call.
     """
     if tool_rounds(messages) >= max_tool_rounds or _decided_write(messages):
         return []
-    return [] if _read_rows(_latest_round(messages)) else list(tools)
+    return list(after_rows) if _read_rows(_latest_round(messages)) else list(tools)
+
+
+TRANSIENT_ERRORS = frozenset({"query_timeout"})
+"""Tool error codes a second identical call may not meet (`failed_calls`)."""
+
+
+def failed_calls(messages: Sequence[Message]) -> set[tuple[str, str]]:
+    """The calls since the user's message that failed and would fail again, as sent.
+
+    Each as (tool name, its arguments as canonical JSON). A tool error says what was
+    wrong with the call (an unknown field, a bad value): the same call meets the same
+    error, but for a transient one (`TRANSIENT_ERRORS`). Qwen2.5-Coder-1.5B sent the very
+    call that had just failed again until its rounds ran out in 3 of the 33 eval cases
+    (temperature 0), 10 to 20 s a round on 2 cores.
+    """
+    turn = _since_user(messages)
+    calls = calls_by_id(turn)
+    failed: set[tuple[str, str]] = set()
+    for message in turn:
+        call = calls.get(message.tool_call_id or "") if message.role == "tool" else None
+        if call is not None and _lasting_error(tool_result(message)):
+            failed.add(call_key(call.name, call.args))
+    return failed
+
+
+def _lasting_error(result: Any) -> bool:
+    """Whether `result` is a tool error the same call meets again."""
+    if not isinstance(result, Mapping) or result.get("status") != "error":
+        return False
+    return result.get("code") not in TRANSIENT_ERRORS
 
 
 def must_call(messages: Sequence[Message]) -> bool:
@@ -290,7 +357,7 @@ def must_call(messages: Sequence[Message]) -> bool:
     may still answer: made to call again, it sent the same failing call (the same
     datasets: no case more passed).
     """
-    results = [_result(message) for message in _latest_round(messages)]
+    results = [tool_result(message) for message in _latest_round(messages)]
     readable = [result for result in results if isinstance(result, Mapping)]
     if not readable or any(result.get("status") == "error" for result in readable):
         return False
@@ -324,12 +391,15 @@ def compact_result(content: str) -> str:
     A JSON object whose `data` is a list of rows with the same keys becomes its other keys
     as compact JSON, then a header line of column names and one line per row, cells
     joined by " | " (text as it is unless it holds a "|" or a line break, anything else
-    as JSON), the `id` column last. Other JSON is re-written without spaces; text that
-    is not JSON is kept. Each token of a result is read before the answer (about 40 a second for
-    Qwen2.5-Coder-1.5B on 2 cores): four projects' rows take 266 tokens this way against
-    389 as the tool's JSON. The header says how many rows there are and to answer with
-    every one: Qwen2.5-Coder-1.5B named the first of two rows only, asked which materials
-    are denser than 5 (the eval datasets, temperature 0: 15 of 33 cases before, 17 after).
+    as JSON), the `id` column last. An aggregate's `groups` read the same way, a group's
+    keys then its values as the columns (`material__name | count`): as JSON,
+    Qwen2.5-Coder-1.5B answered "3 parts use each material" from three groups of one.
+    Other JSON is re-written without spaces; text that is not JSON is kept. Each token of
+    a result is read before the answer (about 40 a second for Qwen2.5-Coder-1.5B on 2
+    cores): four projects' rows take 266 tokens this way against 389 as the tool's JSON.
+    The header says how many rows there are and to answer with every one:
+    Qwen2.5-Coder-1.5B named the first of two rows only, asked which materials are denser
+    than 5 (the eval datasets, temperature 0: 15 of 33 cases before, 17 after).
 
     Examples:
         >>> rows = [{"id": 1, "name": "Red"}, {"id": 2, "name": "A|B"}]
@@ -338,22 +408,54 @@ def compact_result(content: str) -> str:
         name | id
         Red | 1
         "A|B" | 2
+        >>> groups = [{"group": {"colour": "Red"}, "values": {"count": 2}}]
+        >>> print(compact_result(json.dumps({"groups": groups, "has_more": False})))
+        {"has_more":false} groups, 1 row (answer with every one), one per line:
+        colour | count
+        Red | 2
     """
     try:
         value = json.loads(content)
     except ValueError:
         return content
-    rows = value.get("data") if isinstance(value, dict) else None
-    columns = _columns(rows)
-    if columns is None or not isinstance(rows, list):
+    found = _rows_held(value)
+    columns = None if found is None else _columns(found[1])
+    if found is None or columns is None:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    key, rows = found
+    rest = {name: item for name, item in value.items() if name != key}
+    return _table(rest, key, rows, columns)
+
+
+def _rows_held(value: Any) -> tuple[str, Any] | None:
+    """The rows a result holds, as (its key, the rows): a read's `data`, an aggregate's groups."""
+    if not isinstance(value, dict):
+        return None
+    groups = value.get("groups")
+    if isinstance(groups, list) and all(_is_group(group) for group in groups):
+        return "groups", [{**group["group"], **group["values"]} for group in groups]
+    return "data", value.get("data")
+
+
+def _is_group(group: Any) -> bool:
+    """Whether `group` is one of an aggregate's groups: `{"group": {...}, "values": {...}}`.
+
+    Not when a key is both a group's and a value's (one would hide the other in a row).
+    """
+    if not isinstance(group, dict):
+        return False
+    keys, values = group.get("group"), group.get("values")
+    return isinstance(keys, dict) and isinstance(values, dict) and not keys.keys() & values.keys()
+
+
+def _table(rest: Mapping[str, Any], key: str, rows: list[Any], columns: list[str]) -> str:
+    """The result's other keys, then its rows as a table with a header line."""
     # The id last: read first, "1 | Bolt" made the row with id 1 the first one for the
     # model, asked which part comes first alphabetically of rows ordered by name (the
     # eval datasets, temperature 0: 13 of 33 cases with the id first, 14 with it last).
     columns = [*(c for c in columns if c != "id"), *(c for c in columns if c == "id")]
-    rest = {key: item for key, item in value.items() if key != "data"}
     lines = [
-        f"{json.dumps(rest, ensure_ascii=False, separators=(',', ':'))} data, {_rows(len(rows))}"
+        f"{json.dumps(rest, ensure_ascii=False, separators=(',', ':'))} {key}, {_rows(len(rows))}"
         " (answer with every one), one per line:",
         " | ".join(_cell(column) for column in columns),
     ]

@@ -24,6 +24,7 @@ from chatomon.providers import (
     ToolCall,
     ToolCallEvent,
     ToolDefinition,
+    local_runtime,
     run_completion,
 )
 from chatomon.providers.local import LocalProvider, default_model_path
@@ -166,16 +167,30 @@ async def test_chatomons_own_data_tools_get_a_grammar_and_a_call(provider) -> No
 
 
 @pytest.mark.parametrize("seed", [3, 4])
-async def test_calls_with_free_form_objects_end_within_max_tokens(seed: int) -> None:
+async def test_calls_with_free_form_objects_end_within_max_tokens(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     definitions = importlib.import_module("chatomon.chat.tools.definitions")
     # chatomon's mutate tool takes a free-form `input` object: the schema that let the
     # model write until max_tokens before the grammar bounded it.
     tools = [*definitions.discovery_definitions(50), definitions.mutate_definition(())]
     local = LocalProvider(model="smollm2", max_tokens=128, seed=seed)
+    # A change asked for: mutate is offered (local_writes.asks_for_write).
+    asked = [Message.user("Assign part P-1002 to the project using part P-1001.")]
+    # The model may run more than once for the completion (a guessed write is withheld):
+    # each run must finish on its own.
+    runs: list[Any] = []
+    stream = local_runtime.LocalModel.stream
+
+    def recorded(model: Any, prompt: str, **options: Any) -> Any:
+        runs.append(stream(model, prompt, **options))
+        return runs[-1]
+
+    monkeypatch.setattr(local_runtime.LocalModel, "stream", recorded)
     try:
-        events = await complete(local, [Message.user("Which projects use part P-1002?")], tools)
+        events = await complete(local, asked, tools)
     finally:
         local.close()
     assert isinstance(events[-1], DoneEvent)
-    assert events[-1].usage.output_tokens < 128  # finished, not cut off
+    assert runs and all(run.completion_tokens < 128 for run in runs)  # finished, not cut off
     assert any(isinstance(e, ToolCallEvent | TextChunkEvent) for e in events)
