@@ -78,6 +78,12 @@ class FakeLlama:
 
 
 class FakeLlamaCpp(types.ModuleType):
+    """The `llama_cpp` module's stand-in: `script` holds each completion's pieces.
+
+    It records the completions asked (`calls`), the models loaded, the threads that ran
+    them and what the logits processors masked.
+    """
+
     def __init__(self) -> None:
         super().__init__("llama_cpp")
         self.script: list[list[str]] = []

@@ -41,7 +41,7 @@ from chatomon.providers import local as local_module
 from chatomon.providers import local_template as template
 from chatomon.providers.local import LocalDependencyImportError, default_model_path
 from chatomon.providers.registry import resolve_provider
-from tests.providers.fake_llama import FakeLlama, events
+from tests.providers.fake_llama import FakeLlama, FakeLlamaCpp, events
 
 LIST = ToolDefinition("list_materials", "List all materials.")
 GET = ToolDefinition(
@@ -273,6 +273,7 @@ def test_an_aggregates_groups_read_as_a_table_of_their_keys_and_values() -> None
         '[{"id": 1}]',
         '{"groups": [], "has_more": false}',
         '{"groups": [{"group": {}, "values": 3}]}',  # not an aggregate's groups
+        '{"groups": [{"group": {"count": "a"}, "values": {"count": 2}}]}',  # a clash
     ],
 )
 def test_other_results_keep_their_content(content: str) -> None:
@@ -561,7 +562,9 @@ async def test_after_an_empty_read_with_a_hint_the_model_must_call_again(fake) -
     assert free.splitlines()[0] == "root ::= tool-call | plain-text"
 
 
-async def test_a_call_that_failed_sent_again_is_withheld_and_answered_in_text(fake) -> None:
+async def test_a_call_that_failed_sent_again_is_withheld_and_answered_in_text(
+    fake: FakeLlamaCpp,
+) -> None:
     # The same call meets the same error: the model answers from what it has instead.
     call = ToolCall("call_1_0", "get_material", {"id": 9})
     failed = {"status": "error", "code": "invalid_value", "message": "no material 9"}
@@ -573,7 +576,7 @@ async def test_a_call_that_failed_sent_again_is_withheld_and_answered_in_text(fa
     assert fake.calls[0]["grammar"] is not None and fake.calls[1]["grammar"] is None
 
 
-async def test_another_call_after_a_failure_is_made(fake) -> None:
+async def test_another_call_after_a_failure_is_made(fake: FakeLlamaCpp) -> None:
     call = ToolCall("call_1_0", "get_material", {"id": 9})
     failed = {"status": "error", "code": "invalid_value", "message": "no material 9"}
     history = [Message.user("x"), Message.assistant("", [call]), Message.tool(call, failed)]

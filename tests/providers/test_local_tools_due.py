@@ -124,3 +124,9 @@ def test_a_failed_call_is_remembered_as_sent_until_the_next_user_message() -> No
     )  # fmt: skip
     assert template.failed_calls(history) == {("query", '{"limit": 0, "manager": "Nope"}')}
     assert template.failed_calls([*history, Message.user("And now?")]) == set()
+
+
+def test_a_call_key_is_the_same_for_the_same_call_sent() -> None:
+    assert template.call_key("q", {"b": 1, "a": 2}) == template.call_key("q", {"a": 2, "b": 1})
+    # Keys JSON cannot sort still make a key (the call's repr), not an error.
+    assert template.call_key("q", {"a": {1: 2, "b": 3}}) == ("q", "{'a': {1: 2, 'b': 3}}")

@@ -80,6 +80,8 @@ def test_a_change_is_asked_for_by_a_change_word(message: str, asks: bool) -> Non
 def test_the_verb_an_allowed_mutation_starts_with_asks_for_a_change() -> None:
     asked = [Message.user("Add part 3 to Apollo")]
     assert asks_for_write(asked, [QUERY, mutate("renameProject", "addPartToProject")])
+    archive = [Message.user("please archive Apollo")]
+    assert asks_for_write(archive, [QUERY, mutate("ArchiveProject")])  # capitalised too
 
 
 def test_no_change_is_asked_for_where_no_mutate_is_offered() -> None:
@@ -107,6 +109,7 @@ def test_rows_seen_are_tool_results_ids_by_kind_and_numbers_the_user_wrote() -> 
         ("Rename project 2, then 3!", {2, 3}),
         ("Set the cost of P-1001 to 14.50", set()),  # a part number, a price: no id
         ("Use v2 of PRJ-101", set()),
+        ("On 2024-01-05 at 10:30, 1,000 parts", set()),  # a date, a time, thousands
     ],
 )
 def test_the_numbers_a_user_writes_name_rows(text: str, numbers: set[int]) -> None:
@@ -117,10 +120,24 @@ def test_plural_relations_name_the_kind_of_their_rows() -> None:
     read = ToolCall("call_1_0", "query", {"manager": "ProductManager"})
     rows = {"data": [{"id": 1, "categories": [{"id": 9}], "boxes": [{"id": 4}]}]}
     history = [Message.user("x"), Message.assistant("", [read]), Message.tool(read, rows)]
-    seen = seen_rows(history)
-    assert seen.by_kind == {"product": {1}, "category": {9}, "boxe": {4}}
+    seen = seen_rows(history, [ToolDefinition("query_box_manager", "Boxes.")])
+    assert seen.by_kind == {"product": {1}, "category": {9}, "box": {4}}
     assert seen.holds("category_id", 9) and not seen.holds("product_id", 9)
-    assert seen.holds("box_id", 4)  # no kind "box": any row's id
+    assert seen.holds("box_id", 4) and not seen.holds("box_id", 9)  # a manager's kind
+
+
+@pytest.mark.parametrize(
+    ("relation", "field"),
+    [("statuses", "status_id"), ("addresses", "address_id"), ("cases", "case_id"),
+     ("glasses", "glass_id"), ("batches", "batch_id"), ("leads", "lead_id")],
+)  # fmt: skip
+def test_a_plural_relation_and_its_id_field_name_one_kind(relation: str, field: str) -> None:
+    read = ToolCall("call_1_0", "query", {"manager": "OrderManager"})
+    rows = {"data": [{"id": 1, relation: [{"id": 5}]}]}
+    history = [Message.user("x"), Message.assistant("", [read]), Message.tool(read, rows)]
+    kinds = {"order", field.removesuffix("_id")}
+    seen = seen_rows(history, [ToolDefinition(f"query_{k}_manager", "Rows.") for k in kinds])
+    assert seen.holds(field, 5) and not seen.holds(field, 1)
 
 
 def test_a_row_a_write_returned_may_be_named_next() -> None:
@@ -131,11 +148,14 @@ def test_a_row_a_write_returned_may_be_named_next() -> None:
     assert seen.holds("project_id", 12) and seen.by_kind == {}
 
 
-def test_groups_of_an_aggregate_show_the_rows_of_the_kind_read() -> None:
+def test_groups_of_an_aggregate_show_the_rows_their_keys_name() -> None:
+    # A group key as written (group_by ["material__id"]) names the material's row.
     count = ToolCall("call_1_0", "aggregate", {"manager": "PartManager"})
-    groups = {"groups": [{"group": {"material": {"id": 3}}, "values": {"count": 2}}]}
+    group = {"material__id": 3, "material__name": "Cobalt", "supplier__country__id": 8}
+    groups = {"groups": [{"group": group, "values": {"count": 2}}], "has_more": False}
     history = [Message.user("Parts per material?"), Message.assistant("", [count])]
-    assert seen_rows([*history, Message.tool(count, groups)]).by_kind == {"material": {3}}
+    seen = seen_rows([*history, Message.tool(count, groups)])
+    assert seen.by_kind == {"material": {3}, "country": {8}}
 
 
 @pytest.mark.parametrize(

@@ -226,8 +226,14 @@ def calls_by_id(messages: Sequence[Message]) -> dict[str, ToolCall]:
 
 
 def call_key(name: str, arguments: Mapping[str, Any]) -> tuple[str, str]:
-    """A call as (tool name, arguments as canonical JSON): equal for the same call sent."""
-    return name, json.dumps(dict(arguments), sort_keys=True, default=str)
+    """A call as (tool name, arguments as canonical JSON): equal for the same call sent.
+
+    Arguments JSON cannot sort (keys of mixed types) are kept as their repr.
+    """
+    try:
+        return name, json.dumps(dict(arguments), sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return name, repr(arguments)
 
 
 WRITE_OUTCOMES = frozenset({"executed", "unchanged", "rejected", "timed_out"})

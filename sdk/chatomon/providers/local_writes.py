@@ -70,8 +70,12 @@ no sure sign: "the latest update" offers `mutate` to a read question too, whose 
 would still wait for a confirmation."""
 
 _WORD = re.compile(r"[a-z]+")
-_NUMBER = re.compile(r"(?<![\w.-])\d+(?!\w|\.\d)")
-"""A number standing alone: "project 2." holds 2; "P-1001", "14.50" and "v2" hold none."""
+_NUMBER = re.compile(r"(?<![\w.,:/-])\d+(?!\w|[.,:/-]\d)")
+"""A number standing alone: "project 2." holds 2; "P-1001", "14.50", "v2", "1,000",
+"10:30" and "2024-01-05" hold none."""
+
+_VERB = re.compile(r"[A-Za-z][a-z]*")
+"""The first word of a mutation's name (`renameProject`, `ArchiveProject`)."""
 
 
 def _mutations(tools: Sequence[ToolDefinition]) -> list[str]:
@@ -90,9 +94,9 @@ def asks_for_write(messages: Sequence[Message], tools: Sequence[ToolDefinition])
     words = set(_WORD.findall(latest_user_text(messages).casefold()))
     verbs = set(CHANGE_VERBS)
     for name in _mutations(tools):
-        leading = _WORD.match(name)
+        leading = _VERB.match(name)
         if leading:
-            verbs.add(leading.group())
+            verbs.add(leading.group().casefold())
     return bool(words & verbs)
 
 
@@ -112,8 +116,9 @@ class SeenRows:
 
     Attributes:
         by_kind: Ids of rows per kind: "part" for a row a PartManager read returned, or a
-            row under a `part` or `parts` key of another row (`_kind`); "" when the tool
-            did not say.
+            row under a `part` or `parts` key of another row, or a `part__id` group key
+            (`_kind`); a tool without a `manager` argument files its rows under its own
+            name's kind (`query_part_manager` → "part").
         any_kind: Ids that may name a row of any kind: numbers the user wrote ("rename
             project 2"), rows a write returned (a created row, of the mutation's kind).
         managers: The kinds of the managers the tools read (`_managers`): a field of
@@ -184,28 +189,49 @@ _CONTAINERS = frozenset({"data", "result", "groups", "group", "values"})
 
 
 def _collect(value: Any, kind: str, by_kind: dict[str, set[int]]) -> None:
-    """Add the ids held under `id` keys at any depth: a row's relation names its rows' kind."""
+    """Add the ids held at any depth: a row's relation names its rows' kind.
+
+    An `id` key is a row of `kind`; a path ending in `__id` (an aggregate's group key,
+    `material__id`) a row of its last relation's kind.
+    """
     if isinstance(value, list):
         for item in value:
             _collect(item, kind, by_kind)
     elif isinstance(value, Mapping):
         for key, item in value.items():
-            if key == "id" and isinstance(item, int) and not isinstance(item, bool):
-                by_kind.setdefault(kind, set()).add(item)
+            name = str(key)
+            if isinstance(item, int) and not isinstance(item, bool):
+                if name == "id":
+                    by_kind.setdefault(kind, set()).add(item)
+                elif name.endswith("__id"):
+                    relation = name.removesuffix("__id").rpartition("__")[2]
+                    by_kind.setdefault(_kind(relation), set()).add(item)
             elif isinstance(item, Mapping | list):
-                _collect(item, kind if key in _CONTAINERS else _kind(str(key)), by_kind)
+                _collect(item, kind if name in _CONTAINERS else _kind(name), by_kind)
+
+
+_SIBILANT_E = re.compile(r"(?:[sxz]|[cs]h)e$")
+"""A stem's "e" after a sibilant: "boxe", "case", "batche" (see `_kind`)."""
 
 
 def _kind(name: str) -> str:
     """The kind of row a name speaks of: PartManager, query_part_manager, parts → "part".
 
-    Plurals in "ies" and "s" are made singular ("categories", "category"); others
-    ("boxes") are not, and such a field is then checked against every kind's rows.
+    A form the singular and the plural share, for comparing, not for reading:
+    "category" and "categories" → "category", "box" and "boxes" → "box", "status" and
+    "statuses" → "statu", "address" and "addresses" → "address". An irregular plural
+    ("people") names a kind of its own.
     """
     kind = name.casefold().removeprefix("query_").replace("_", "").removesuffix("manager")
     if kind.endswith("ies") and len(kind) > 3:
         return kind[:-3] + "y"
-    return kind.removesuffix("s") if len(kind) > 1 else kind
+    kind = _without_s(kind)
+    return _without_s(kind[:-1]) if _SIBILANT_E.search(kind) else kind
+
+
+def _without_s(kind: str) -> str:
+    """`kind` without a final "s" (but "ss": "glass" stays)."""
+    return kind[:-1] if kind.endswith("s") and not kind.endswith("ss") and len(kind) > 1 else kind
 
 
 def guessed_fields(arguments: Mapping[str, Any], seen: SeenRows) -> list[str]:
