@@ -190,6 +190,6 @@ def test_a_change_summary_says_what_a_declined_write_would_have_changed() -> Non
         "password, pin on UserManager #4) was rejected, so nothing was written."
     )
     assert "1234" not in message and "secret" not in message
-    assert declined_result("renameUser", "rejected")["message"] == (
+    assert declined_result("renameUser", "rejected", None, pin)["message"] == (
         "The change was rejected, so nothing was written."
     )

@@ -23,6 +23,7 @@ from typing import Any
 
 from chatomon.data import hints
 from chatomon.data.errors import DataError, did_you_mean
+from chatomon.data.fields import NUMERIC_TYPES, ORDERED_TYPES
 from chatomon.data.query import MAX_DEPTH, Condition, Hop, parse_filters
 from chatomon.data.schema import FieldSchema, ManagerSchema, SchemaIndex
 
@@ -38,8 +39,6 @@ __all__ = [
 ]
 
 OPS = ("count", "sum", "avg", "min", "max")
-NUMERIC = ("integer", "decimal", "float")
-ORDERED = (*NUMERIC, "date", "datetime")
 MAX_METRICS = 10
 MAX_GROUP_KEYS = 5
 AVERAGE_EXTRA_PLACES = 4
@@ -151,7 +150,12 @@ def _metric(schema: ManagerSchema, raw: Any) -> Metric:
     if not isinstance(field_name, str):
         raise DataError("metric field must be a field name", code="invalid_value")
     spec = schema.field_named(field_name)
-    allowed_types = {"sum": NUMERIC, "avg": NUMERIC, "min": ORDERED, "max": ORDERED}.get(op)
+    allowed_types = {
+        "sum": NUMERIC_TYPES,
+        "avg": NUMERIC_TYPES,
+        "min": ORDERED_TYPES,
+        "max": ORDERED_TYPES,
+    }.get(op)
     if allowed_types is not None and spec.type not in allowed_types:
         raise DataError(
             f"{op} needs a field of type {', '.join(allowed_types)}; "

@@ -22,6 +22,8 @@ __all__ = [
     "FIELD_TYPES",
     "LOOKUPS",
     "LOOKUPS_BY_TYPE",
+    "NUMERIC_TYPES",
+    "ORDERED_TYPES",
     "RELATION_LOOKUPS",
     "Choice",
     "FieldSpec",
@@ -33,6 +35,11 @@ FieldType = Literal["string", "integer", "decimal", "float", "boolean", "date", 
 """The scalar field types; relations are declared apart, as to-one or to-many."""
 
 FIELD_TYPES: tuple[FieldType, ...] = get_args(FieldType)
+
+NUMERIC_TYPES: tuple[FieldType, ...] = ("integer", "decimal", "float")
+"""Field types a sum or an average can take."""
+ORDERED_TYPES: tuple[FieldType, ...] = (*NUMERIC_TYPES, "date", "datetime")
+"""Field types with an order: compared with gt/lt, a min or max taken, sorted."""
 
 Choice = str | int
 """An enum value, as stored (Django choices are strings or integers)."""

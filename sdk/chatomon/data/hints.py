@@ -29,7 +29,7 @@ from typing import Any
 
 from chatomon._suggest import closest, did_you_mean
 from chatomon.data.errors import DataError
-from chatomon.data.fields import LOOKUPS
+from chatomon.data.fields import LOOKUPS, NUMERIC_TYPES, ORDERED_TYPES
 from chatomon.data.schema import FieldSchema, ManagerSchema, SchemaIndex
 from chatomon.data.search import normalize_words
 
@@ -226,9 +226,6 @@ _LESS = frozenset(
 )
 """Words of a comparative filter name ("denser_than") and the lookup each means."""
 
-
-_ORDERED = ("integer", "decimal", "float", "date", "datetime")
-"""Field types that compare (gt, lt) and order."""
 _COMPARISONS = ("gt", "gte", "lt", "lte")
 
 
@@ -240,7 +237,7 @@ def operator_value_hint(key: str, spec: FieldSchema, value: Any) -> str:
     highest, which an ordering gives. A key that ends in a lookup gets nothing: only its
     value is wrong.
     """
-    if spec.type not in _ORDERED or not key.endswith(spec.name):
+    if spec.type not in ORDERED_TYPES or not key.endswith(spec.name):
         return ""
     if isinstance(value, Mapping) and len(value) == 1:
         ((operator, operand),) = value.items()
@@ -283,7 +280,7 @@ def comparison(schema: ManagerSchema, name: str) -> tuple[str, str] | None:
     numeric = [
         field.name
         for field in schema.fields.values()
-        if field.type in _ORDERED and field.name != "id"
+        if field.type in ORDERED_TYPES and field.name != "id"
     ]
     for word in words:
         stem = word[:4]
@@ -434,7 +431,6 @@ _METRICS = {
     "max": "max", "maximum": "max", "highest": "max", "largest": "max", "most": "max",
     "min": "min", "minimum": "min", "lowest": "min", "smallest": "min", "least": "min",
 }  # fmt: skip
-_NUMERIC = _ORDERED[:3]
 
 
 def counted_member(index: SchemaIndex, schema: ManagerSchema, name: str) -> str | None:
@@ -459,7 +455,9 @@ def counted_member(index: SchemaIndex, schema: ManagerSchema, name: str) -> str 
         manager, group_by = rows
     metric: dict[str, str] = {"op": op}
     if op != "count":
-        numeric = [f.name for f in manager.fields.values() if f.type in _NUMERIC and f.name != "id"]
+        numeric = [
+            f.name for f in manager.fields.values() if f.type in NUMERIC_TYPES and f.name != "id"
+        ]
         field = closest(rest, numeric) if rest else numeric[0] if len(numeric) == 1 else None
         if field is None:
             return None  # the field to total is not one of them: no guess

@@ -14,7 +14,6 @@ from typing import Any, Literal
 from chatomon.chat.prompts import REJECTED_RESULT, TIMED_OUT_RESULT
 from chatomon.data.mutation_runs import change_summary
 from chatomon.providers.base import Message, ToolCall
-from chatomon.redaction import DEFAULT_REDACTION
 
 __all__ = [
     "LoopResume",
@@ -117,10 +116,7 @@ class LoopResume:
 
 
 def declined_result(
-    mutation: str,
-    outcome: Outcome,
-    preview: Any = None,
-    sensitive: Callable[[str], bool] = DEFAULT_REDACTION.sensitive,
+    mutation: str, outcome: Outcome, preview: Any, sensitive: Callable[[str], bool]
 ) -> dict[str, Any]:
     """The tool result the model sees for a mutation that was not approved.
 

@@ -57,6 +57,7 @@ __all__ = [
     "collect",
     "console_scope",
     "denied_event",
+    "existing_chat_identity",
     "identify",
     "limit_refusal",
     "limiter_for",
@@ -110,6 +111,15 @@ async def _awaited(answer: Awaitable[Any]) -> Any:
     return await answer
 
 
+def existing_chat_identity(session: Any) -> str | None:
+    """The anonymous chat identity a session already holds (`chat_identity`), else None.
+
+    For requests that follow a chat (its history, a turn's resume): they make none.
+    """
+    identity = None if session is None else session.get(SESSION_MARKER)
+    return identity if isinstance(identity, str) and identity else None
+
+
 def chat_identity(session: Any, *, save: bool = False) -> str:
     """The anonymous chat identity kept in the session, created on first use.
 
@@ -119,8 +129,8 @@ def chat_identity(session: Any, *, save: bool = False) -> str:
     a new session at once (WebSocket); over HTTP, SessionMiddleware saves it and sets the
     cookie on the response.
     """
-    identity = session.get(SESSION_MARKER)
-    if isinstance(identity, str) and identity:
+    identity = existing_chat_identity(session)
+    if identity is not None:
         return identity
     identity = secrets.token_urlsafe(24)
     session[SESSION_MARKER] = identity

@@ -37,7 +37,6 @@ follows it with `GET chat/stream/resume/?turn_id=…` or the WebSocket message
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -59,7 +58,11 @@ from chatomon.django.audit.rule import redaction_of
 from chatomon.django.persistence.connections import released
 from chatomon.django.service import owner_for
 from chatomon.django.settings import ChatSettings, chat_settings
-from chatomon.django.transports.admission import SESSION_MARKER, denied_event, permitted
+from chatomon.django.transports.admission import (
+    denied_event,
+    existing_chat_identity,
+    permitted,
+)
 from chatomon.django.transports.embedding import embeddable
 from chatomon.django.transports.http import while_enabled
 from chatomon.django.transports.reads import read, target_conversation
@@ -168,9 +171,8 @@ def request_owner(request: HttpRequest, settings: ChatSettings) -> Owner | HttpR
         return JsonResponse(denied_event(), status=403)
     if user.is_authenticated:
         return owner_for(user, None)
-    session: Mapping[str, Any] | None = getattr(request, "session", None)
-    identity = session.get(SESSION_MARKER) if session is not None else None
-    return owner_for(user, identity) if isinstance(identity, str) and identity else None
+    identity = existing_chat_identity(getattr(request, "session", None))
+    return None if identity is None else owner_for(user, identity)
 
 
 class ChatHistoryView(View):

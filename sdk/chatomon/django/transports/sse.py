@@ -63,7 +63,7 @@ from chatomon.chat.pipeline.wire import (
 from chatomon.chat.store.records import Owner
 from chatomon.django.audit.signals import send_chat_error
 from chatomon.django.settings import ChatSettings
-from chatomon.django.transports.admission import SESSION_MARKER, Admitted
+from chatomon.django.transports.admission import Admitted, existing_chat_identity
 from chatomon.django.transports.expiry import through_expiry
 from chatomon.django.transports.http import ChatEndpoint
 from chatomon.django.transports.relay import (
@@ -330,9 +330,8 @@ class ChatResumeView(EventStreamEndpoint):
         No identity is created for it (no session, no cookie), and nothing is counted
         against the rate limit: there is nothing it could follow.
         """
-        session = getattr(request, "session", None)
-        identity = None if session is None else session.get(SESSION_MARKER)
-        if not request.user.is_authenticated and not (isinstance(identity, str) and identity):
+        known = existing_chat_identity(getattr(request, "session", None))
+        if not request.user.is_authenticated and known is None:
             return self.refuse(request, 404, turn_not_found_event())
         return super().identify(request)
 
