@@ -37,12 +37,17 @@ def service(
     *,
     log: list[dict[str, Any]] | None = None,
     settings: ToolSettings | None = None,
+    rename_manager: str | None = "MaterialManager",
     **options: Any,
 ) -> ChatService:
-    """A ChatService over the toy registry with `renameMaterial`, which appends to `log`."""
+    """A ChatService over the toy registry with `renameMaterial`, which appends to `log`.
+
+    `rename_manager`: the manager renameMaterial declares (None: none, so that it runs
+    as a write that may do I/O, through the toolset's `run_blocking`).
+    """
     registry = toy_registry()
 
-    @mutation(name="renameMaterial", input=Rename, manager="MaterialManager")
+    @mutation(name="renameMaterial", input=Rename, manager=rename_manager)
     def rename(actor: Any, data: Rename) -> dict[str, Any]:
         if log is not None:
             log.append(data.model_dump())

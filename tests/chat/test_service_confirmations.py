@@ -43,10 +43,12 @@ async def suspended_turn(
     return events[-1]
 
 
-async def test_an_approved_write_runs_through_the_toolsets_blocking_runner(
-    store: ConversationStore,
+@pytest.mark.parametrize("records", [True, False])
+async def test_an_approved_write_runs_where_mutate_would_run_it(
+    store: ConversationStore, records: bool
 ) -> None:
-    # The same runner as the tools' own work (a Django app's: off the request's thread).
+    # Through the toolset's runner, as the tools' own work (a Django app's: off the
+    # request's thread); a records manager's mutation inline, as `mutate` runs it.
     ran: list[str] = []
 
     async def runner(function: Any, *args: Any, **kwargs: Any) -> Any:
@@ -54,11 +56,18 @@ async def test_an_approved_write_runs_through_the_toolsets_blocking_runner(
         return function(*args, **kwargs)
 
     log: list[dict[str, Any]] = []
-    chat = service(store, rename_script(), log=log, settings=confirm_settings())
+    # A mutation of no records manager may do I/O.
+    manager = "MaterialManager" if records else None
+    chat = service(
+        store, rename_script(), log=log, settings=confirm_settings(), rename_manager=manager
+    )
     chat.toolset.run_blocking = runner
     pending = await suspended_turn(chat)
+    mutate_in_runner = bool(ran)  # the mutate call that asked for the confirmation
+    ran.clear()
     await collect(chat.resolve_confirmation(USER, pending["id"], True))
-    assert ran == ["execute_mutation"] and log == [IRON]
+    assert mutate_in_runner is not records  # the write runs where mutate ran
+    assert ran == ([] if records else ["execute_mutation"]) and log == [IRON]
 
 
 @pytest.mark.parametrize("confirmed", [True, False])

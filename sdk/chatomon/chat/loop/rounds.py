@@ -53,7 +53,6 @@ from chatomon.chat.loop.suspension import (
 )
 from chatomon.chat.prompts import NO_ANSWER_RECOVERY, NO_TOOLS_RECOVERY, system_prompt
 from chatomon.chat.tools.toolset import Toolset
-from chatomon.data.mutations import execute_mutation
 from chatomon.errors import ConfigurationError, ToolLoopError
 from chatomon.events import TextChunk
 from chatomon.nucleus import (
@@ -406,9 +405,7 @@ class ToolLoop:
         else:
             # The reference rejects a confirmation write too once the budget is exhausted.
             await require_room(self.budget)
-            result = await self.toolset.run_blocking(
-                execute_mutation, self.toolset.registry, mutation, dict(data), self.actor
-            )
+            result = await self.toolset.execute_approved(mutation, data, self.actor)
             if result.get("status") == "executed":
                 state.mutations += 1
         context.emit("mutation_executed", {"mutation": mutation, "status": result["status"]})

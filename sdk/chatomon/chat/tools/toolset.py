@@ -39,6 +39,7 @@ from chatomon.chat.tools.definitions import (
 )
 from chatomon.chat.tools.mutate import mutate
 from chatomon.data.errors import DataConfigurationError, DataError, did_you_mean
+from chatomon.data.mutations import execute_mutation
 from chatomon.data.registration import ManagerRegistry
 from chatomon.data.schema import SchemaIndex
 from chatomon.providers.base import ToolDefinition
@@ -288,6 +289,19 @@ class Toolset:
             result = error.to_result()
         self._audit(name, result, started, context)
         return result  # type: ignore[no-any-return]
+
+    async def execute_approved(
+        self, mutation: str, data: Mapping[str, Any], actor: Any
+    ) -> dict[str, Any]:
+        """Run a mutation a person approved, where `mutate` would run it.
+
+        Through `run_blocking` when it may do I/O; a records manager's mutation inline.
+        """
+        if self._mutation_in_thread({"mutation": mutation}):
+            return await self.run_blocking(
+                execute_mutation, self.registry, mutation, dict(data), actor
+            )
+        return execute_mutation(self.registry, mutation, dict(data), actor)
 
     async def call(self, name: str, args: Any, context: ToolContext) -> dict[str, Any]:
         """Run a tool; database work runs off the event loop. Errors are results."""
