@@ -251,16 +251,23 @@ def _latest_round(messages: Sequence[Message]) -> list[Message]:
     return results
 
 
-def _read_rows(results: Sequence[Message]) -> bool:
-    """Whether these results brought rows back and none of them is an error.
+def _clean_round(messages: Sequence[Message]) -> list[Mapping[str, Any]] | None:
+    """The latest round's results (`_latest_round`), parsed; None when one is an error."""
+    parsed = [tool_result(message) for message in _latest_round(messages)]
+    results = [result for result in parsed if isinstance(result, Mapping)]
+    if any(result.get("status") == "error" for result in results):
+        return None
+    return results
+
+
+def _read_rows(messages: Sequence[Message]) -> bool:
+    """Whether the latest round brought rows back and none of its results is an error.
 
     Rows are a result's non-empty `data` (a query) or `groups` (an aggregate); an
     empty read, a schema or a mutation's result are not.
     """
-    parsed = [tool_result(message) for message in results]
-    if any(isinstance(result, Mapping) and result.get("status") == "error" for result in parsed):
-        return False
-    return any(_has_rows(result) for result in parsed)
+    results = _clean_round(messages)
+    return results is not None and any(_has_rows(result) for result in results)
 
 
 def _has_rows(result: Any) -> bool:
@@ -281,16 +288,11 @@ def tool_result(message: Message) -> Any:
 
 def _decided_write(messages: Sequence[Message]) -> bool:
     """Whether the latest tool round since the user's message was a decided mutate call."""
-    for message in reversed(messages):
-        if message.role == "user":
-            return False
-        if message.role != "tool":
-            continue
-        if message.tool_name != MUTATE:
-            return False
-        result = tool_result(message)
-        return isinstance(result, Mapping) and result.get("status") in WRITE_OUTCOMES
-    return False
+    latest = _latest_round(messages)  # its last result first
+    if not latest or latest[0].tool_name != MUTATE:
+        return False
+    result = tool_result(latest[0])
+    return isinstance(result, Mapping) and result.get("status") in WRITE_OUTCOMES
 
 
 def offered_tools(
@@ -318,7 +320,7 @@ def offered_tools(
     """
     if tool_rounds(messages) >= max_tool_rounds or _decided_write(messages):
         return []
-    return list(after_rows) if _read_rows(_latest_round(messages)) else list(tools)
+    return list(after_rows) if _read_rows(messages) else list(tools)
 
 
 TRANSIENT_ERRORS = frozenset({"query_timeout"})
@@ -363,12 +365,11 @@ def must_call(messages: Sequence[Message]) -> bool:
     may still answer: made to call again, it sent the same failing call (the same
     datasets: no case more passed).
     """
-    results = [tool_result(message) for message in _latest_round(messages)]
-    readable = [result for result in results if isinstance(result, Mapping)]
-    if not readable or any(result.get("status") == "error" for result in readable):
+    results = _clean_round(messages)
+    if not results:
         return False
-    return not any(_has_rows(result) for result in readable) and any(
-        isinstance(result.get("found_in"), str) for result in readable
+    return not any(_has_rows(result) for result in results) and any(
+        isinstance(result.get("found_in"), str) for result in results
     )
 
 
