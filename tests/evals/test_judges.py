@@ -65,6 +65,10 @@ class TestArgsMatch:
         assert not args_match({"a": 1}, None)
 
 
+ERROR = {"status": "error", "code": "invalid_lookup", "message": "status takes exact, in"}
+BARE_STATUS = {"filters": {"status": "active"}}
+
+
 class TestTextFilterEquivalence:
     """An exact text filter ignores case in the data layer, so `field` meets `field__iexact`."""
 
@@ -94,6 +98,37 @@ class TestTextFilterEquivalence:
     )
     def test_other_filters_stay_apart(self, expected, actual):
         assert not args_match({"filters": expected}, {"filters": actual})
+
+    @pytest.mark.parametrize("key", ["name", "name__exact", "parts__material__name"])
+    def test_an_accepted_iexact_call_meets_an_expected_exact_filter(self, key):
+        # The data layer takes iexact on a text field alone, whose exact match ignores case.
+        expected = {"filters": {key: "Bearing"}}
+        stem = key.removesuffix("__exact")
+        actual = {"filters": {f"{stem}__iexact": "bearing"}}
+        assert args_match(expected, actual, accepted=True)
+        assert not args_match(expected, actual)
+
+    @pytest.mark.parametrize(
+        ("expected", "actual"),
+        [
+            ({"id": "ab"}, {"id__iexact": "ab"}),
+            ({"code__id": "ab"}, {"code__id__iexact": "AB"}),
+            ({"name__icontains": "gear"}, {"name__iexact": "gear"}),
+            ({"name": "gear"}, {"name__iexact": "bolt"}),
+            ({"size": 5}, {"size__iexact": "5"}),
+        ],
+    )
+    def test_an_accepted_call_keeps_other_filters_apart(self, expected, actual):
+        assert not args_match({"filters": expected}, {"filters": actual}, accepted=True)
+
+    @pytest.mark.parametrize(("outcome", "passes"), [({"data": []}, True), (ERROR, False)])
+    def test_tool_sequence_takes_iexact_for_exact_only_from_a_call_that_ran(self, outcome, passes):
+        c = case({"user": "q", "expect": {"tools": [{"name": "query", "args": BARE_STATUS}]}})
+        args = {"filters": {"status__iexact": "active"}}
+        seen = TurnObservation(
+            "q", tool_calls=(call("query", args),), tool_results=(result("query", outcome),)
+        )
+        assert tool_sequence(observe(c, seen)).passed is passes
 
     async def test_a_multi_hop_case_passes_with_the_bare_field(self):
         # Both filters find the same rows: the data layer matches the bare text field

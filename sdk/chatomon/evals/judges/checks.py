@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from chatomon.data.fields import LOOKUPS
 from chatomon.evals.cases import ToolExpectation, TurnExpectation
 from chatomon.evals.judges.observation import CaseObservation, TurnObservation, Verdict
 from chatomon.orbitals.grounding import ungrounded
@@ -63,16 +64,16 @@ def _verdict(judge: str, problems: Sequence[str], observation: CaseObservation) 
     return Verdict(judge, not problems, "; ".join(problems))
 
 
-def _same(expected: Any, actual: Any) -> bool:
+def _same(expected: Any, actual: Any, *, accepted: bool = False) -> bool:
     if isinstance(expected, Mapping):
-        return args_match(expected, actual)
+        return args_match(expected, actual, accepted=accepted)
     if isinstance(expected, str) and isinstance(actual, str):
         return expected.casefold() == actual.casefold()
     if isinstance(expected, int | float) and not isinstance(expected, bool):
         return _same_number(expected, actual)
     if isinstance(expected, list | tuple) and isinstance(actual, list | tuple):
         return len(expected) == len(actual) and all(
-            _same(e, a) for e, a in zip(expected, actual, strict=True)
+            _same(e, a, accepted=accepted) for e, a in zip(expected, actual, strict=True)
         )
     return bool(expected == actual)
 
@@ -95,39 +96,65 @@ def _same_number(expected: float, actual: Any) -> bool:
         return False
 
 
-def _equivalent_keys(key: str, value: Any) -> tuple[str, ...]:
+def _equivalent_keys(key: str, value: Any, *, accepted: bool = False) -> tuple[str, ...]:
     """The filter keys selecting what `key` does (`field__iexact`: also field, field__exact).
 
     The data layer matches an exact text filter ignoring case (chatomon.data.query), so
     `{"name": "cobalt"}` finds what `{"name__iexact": "cobalt"}` finds. `iexact` is a
     lookup of text fields only, so an expected `field__iexact` names a text field; an `id`
     field keeps its case (the data layer compares ids as given), so its keys stay apart.
+    The other way round, an expected bare `field` (or `field__exact`) may be an enum
+    field, whose exact match keeps its case: it is met by `field__iexact` only in a call
+    the data layer `accepted`, which it does for a text field alone.
     """
+    if not isinstance(value, str):
+        return (key,)
     stem, lookup = key.rpartition("__")[::2]
-    if lookup != "iexact" or not stem or not isinstance(value, str):
+    if stem and (lookup == "iexact" or (accepted and lookup == "exact")):
+        field = stem
+    elif accepted and lookup not in LOOKUPS:
+        field = key  # a bare field: its lookup is exact
+    else:
         return (key,)
-    if stem.rpartition("__")[2] == "id":
+    if field.rpartition("__")[2] == "id":
         return (key,)
-    return (key, stem, f"{stem}__exact")
+    return (key, field, f"{field}__exact", f"{field}__iexact")
 
 
-def args_match(expected: Mapping[str, Any], actual: Any) -> bool:
+def args_match(expected: Mapping[str, Any], actual: Any, *, accepted: bool = False) -> bool:
     """Whether `actual` holds every key of `expected` with an equal value.
 
     Nested mappings are subsets too; strings compare ignoring case; an expected text filter
-    `field__iexact` is met by the equivalent `field` or `field__exact` (see
+    `field__iexact` is met by the equivalent `field` or `field__exact`, and in a call the
+    data layer `accepted` (no error result) an expected `field` by `field__iexact` (see
     `_equivalent_keys`).
     """
     if not isinstance(actual, Mapping):
         return False
     return all(
-        any(name in actual and _same(value, actual[name]) for name in _equivalent_keys(key, value))
+        any(
+            name in actual and _same(value, actual[name], accepted=accepted)
+            for name in _equivalent_keys(key, value, accepted=accepted)
+        )
         for key, value in expected.items()
     )
 
 
-def _matches(expectation: ToolExpectation, call: Mapping[str, Any]) -> bool:
-    return call.get("name") == expectation.name and args_match(expectation.args, call.get("args"))
+def _matches(expectation: ToolExpectation, call: Mapping[str, Any], accepted: bool) -> bool:
+    return call.get("name") == expectation.name and args_match(
+        expectation.args, call.get("args"), accepted=accepted
+    )
+
+
+def _accepted_calls(seen: TurnObservation) -> set[Any]:
+    """The ids of the turn's calls whose result came back without an error."""
+    return {
+        result.get("id")
+        for result in seen.tool_results
+        if not (
+            isinstance(result.get("result"), Mapping) and result["result"].get("status") == "error"
+        )
+    }
 
 
 def _describe(expectation: ToolExpectation) -> str:
@@ -152,10 +179,18 @@ def tool_sequence(observation: CaseObservation) -> Verdict:
             for name in expect.forbidden_tools
             if name in called
         )
+        accepted = _accepted_calls(seen)
         position = 0
         for expectation in expect.tools:
             pool = calls[position:] if expect.ordered else calls
-            hit = next((i for i, call in enumerate(pool) if _matches(expectation, call)), None)
+            hit = next(
+                (
+                    i
+                    for i, call in enumerate(pool)
+                    if _matches(expectation, call, call.get("id") in accepted)
+                ),
+                None,
+            )
             if hit is None:
                 order = " after the previous expected call" if expect.ordered else ""
                 problems.append(
