@@ -13,6 +13,7 @@ from chatomon.providers.base import ToolDefinition
 from chatomon.providers.local import LocalProvider
 from chatomon.providers.local_writes import (
     SeenRows,
+    asks_for_missing_removal,
     asks_for_write,
     guessed_fields,
     reads_only,
@@ -82,6 +83,32 @@ def test_the_verb_an_allowed_mutation_starts_with_asks_for_a_change() -> None:
     assert asks_for_write(asked, [QUERY, mutate("renameProject", "addPartToProject")])
     archive = [Message.user("please archive Apollo")]
     assert asks_for_write(archive, [QUERY, mutate("ArchiveProject")])  # capitalised too
+
+
+@pytest.mark.parametrize(
+    ("message", "tools", "missing"),
+    [
+        ("Delete all the projects.", [QUERY, mutate("renameProject")], True),
+        ("please REMOVE the bolt", [QUERY], True),  # no mutate at all: nothing removes
+        ("Remove part 3 from Apollo", [QUERY, mutate("removePartFromProject")], False),
+        ("Drop the Bolt", [QUERY, mutate("deletePart")], False),  # a removal is offered
+        ("Which parts were removed or deleted?", [QUERY, mutate("renameProject")], False),
+        ("Rename Mercury", [QUERY, mutate("renameProject")], False),
+    ],
+)
+def test_a_removal_no_mutation_makes_is_one_to_decline(
+    message: str, tools: list[ToolDefinition], missing: bool
+) -> None:
+    assert asks_for_missing_removal([Message.user(message)], tools) is missing
+
+
+async def test_a_removal_no_mutation_makes_is_answered_with_no_tool_offered(
+    fake: FakeLlamaCpp,
+) -> None:
+    fake.script = [["I cannot delete projects."]]
+    got = await events(LocalProvider(), [Message.user("Delete all the projects.")], TOOLS)
+    assert [c["grammar"] for c in fake.calls] == [None]
+    assert not [e for e in got if isinstance(e, ToolCallEvent)]
 
 
 def test_no_change_is_asked_for_where_no_mutate_is_offered() -> None:
@@ -274,7 +301,7 @@ async def test_after_rows_a_question_is_answered_with_no_tool_offered(
 
 
 @pytest.mark.parametrize(
-    "message", ["Delete all the projects.", "Which project is the newest?", "Gemini, please"]
+    "message", ["Which projects were removed?", "Which project is the newest?", "Gemini, please"]
 )
 async def test_mutate_is_offered_only_when_the_user_asks_for_a_change(
     fake: FakeLlamaCpp,

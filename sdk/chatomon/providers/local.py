@@ -56,6 +56,7 @@ from chatomon.providers.local_models import (
     named_model,
     not_installed,
 )
+from chatomon.providers.local_reads import counts_for
 from chatomon.providers.local_repair import close_cut_json, extract_text_calls
 from chatomon.providers.local_runtime import LocalModel
 from chatomon.providers.local_states import SavedPrompts
@@ -70,6 +71,7 @@ from chatomon.providers.local_template import (
     render_prompt,
 )
 from chatomon.providers.local_writes import (
+    asks_for_missing_removal,
     asks_for_write,
     guessed_fields,
     reads_only,
@@ -431,15 +433,19 @@ class LocalProvider(BaseLLMProvider):
         """The tools the next completion may call (`offered_tools`, `local_writes`).
 
         `mutate` only when the user's latest message asks for a change, and then alone
-        after a round that read rows.
+        after a round that read rows; none when it asks for a removal no mutation makes;
+        `aggregate` and no `query` when it asks how many (`local_reads`).
         """
+        if asks_for_missing_removal(messages, tools):
+            return []
         asked = asks_for_write(messages, tools)
-        return offered_tools(
+        offered = offered_tools(
             messages,
             tools if asked else reads_only(tools),
             self.settings["max_tool_rounds"],
             after_rows=writes_only(tools) if asked else (),
         )
+        return counts_for(messages, offered)
 
     def _repeated_failure(self, events: Sequence[ChatEvent], messages: Sequence[Message]) -> bool:
         """Whether a call among `events` is one that failed this turn (`failed_calls`)."""

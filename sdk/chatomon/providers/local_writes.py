@@ -1,6 +1,6 @@
 """Which writes the local model may make (private to `local`).
 
-Three rules, measured on the eval datasets with Qwen2.5-Coder-1.5B (temperature 0, one
+Four rules, measured on the eval datasets with Qwen2.5-Coder-1.5B (temperature 0, one
 seed), where the model wrote with ids it guessed: asked to rename the Mercury project, it
 renamed project 1 (Apollo) at once, and a staff member approving the change would have
 renamed the wrong project; asked to make the Bolt out of Aluminum, it proposed renaming
@@ -23,6 +23,12 @@ sent a rename with empty fields three times.
   for a change, `mutate` alone is offered after the rows (`writes_only`). Offered after
   rows the tools that read no rows, `mutate` among them, whatever the question, the
   model wrote an invented rename after 3 of the 14 read-only basic_queries questions.
+- **No tool for a removal nothing can make.** Asked to delete every project while no
+  mutation deletes, the model read the projects with a limit of 0, met the error and
+  repeated it to the user, 14 s for a turn that can only decline. When the latest
+  message asks to delete or remove (`REMOVAL_VERBS`) and no allowed mutation's name
+  starts with such a verb (`asks_for_missing_removal`), no tool is offered: the model
+  answers in text, with the allowed mutations still in its prompt.
 """
 
 from __future__ import annotations
@@ -37,7 +43,9 @@ from chatomon.providers.local_template import MUTATE, calls_by_id, latest_user_t
 
 __all__ = [
     "CHANGE_VERBS",
+    "REMOVAL_VERBS",
     "SeenRows",
+    "asks_for_missing_removal",
     "asks_for_write",
     "guessed_fields",
     "reads_only",
@@ -69,6 +77,10 @@ is named `addPart...` gets "add" from the mutation's name (`asks_for_write`). A 
 no sure sign: "the latest update" offers `mutate` to a read question too, whose write
 would still wait for a confirmation."""
 
+REMOVAL_VERBS = frozenset({"delete", "destroy", "drop", "erase", "purge", "remove", "wipe"})
+"""Words asking to delete data (`asks_for_missing_removal`). Whole words only: "removed"
+and "dropped" ask about the data ("which parts were removed?"), not for a removal."""
+
 _WORD = re.compile(r"[a-z]+")
 _NUMBER = re.compile(r"(?<![\w.,:/-])\d+(?!\w|[.,:/-]\d)")
 """A number standing alone: "project 2." holds 2; "P-1001", "14.50", "v2", "1,000",
@@ -87,17 +99,32 @@ def _mutations(tools: Sequence[ToolDefinition]) -> list[str]:
     return []
 
 
+def _mutation_verbs(tools: Sequence[ToolDefinition]) -> set[str]:
+    """The verbs the allowed mutations' names start with (`renameProject`: "rename")."""
+    leading = (_VERB.match(name) for name in _mutations(tools))
+    return {verb.group().casefold() for verb in leading if verb}
+
+
+def _words(messages: Sequence[Message]) -> set[str]:
+    return set(_WORD.findall(latest_user_text(messages).casefold()))
+
+
 def asks_for_write(messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> bool:
     """Whether `mutate` is offered and the latest user message asks for a change."""
     if not any(tool.name == MUTATE for tool in tools):
         return False
-    words = set(_WORD.findall(latest_user_text(messages).casefold()))
-    verbs = set(CHANGE_VERBS)
-    for name in _mutations(tools):
-        leading = _VERB.match(name)
-        if leading:
-            verbs.add(leading.group().casefold())
-    return bool(words & verbs)
+    return bool(_words(messages) & (CHANGE_VERBS | _mutation_verbs(tools)))
+
+
+def asks_for_missing_removal(messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> bool:
+    """Whether the latest user message asks to delete or remove and no mutation does.
+
+    Asked to delete while no allowed mutation's name starts with one of `REMOVAL_VERBS`,
+    a small model has nothing to call that could serve the request, and the only right
+    answer declines it.
+    """
+    asked = _words(messages) & REMOVAL_VERBS
+    return bool(asked) and not (_mutation_verbs(tools) & REMOVAL_VERBS)
 
 
 def writes_only(tools: Sequence[ToolDefinition]) -> list[ToolDefinition]:
