@@ -121,6 +121,27 @@ class TestTextFilterEquivalence:
     def test_an_accepted_call_keeps_other_filters_apart(self, expected, actual):
         assert not args_match({"filters": expected}, {"filters": actual}, accepted=True)
 
+    @pytest.mark.parametrize(
+        ("expected", "actual"),
+        [
+            ({"manager": "PartManager"}, {"manager__iexact": "PartManager"}),
+            ({"input": {"name": "Gemini"}}, {"input": {"name__iexact": "Gemini"}}),
+        ],
+    )
+    def test_only_filters_take_iexact_for_exact(self, expected, actual):
+        assert not args_match(expected, actual, accepted=True)
+
+    def test_another_call_that_ran_does_not_vouch_for_a_failed_one(self):
+        c = case({"user": "q", "expect": {"tools": [{"name": "query", "args": BARE_STATUS}]}})
+        failed = call("query", {"filters": {"status__iexact": "active"}}, id="c1")
+        other = call("query", {"filters": {"name": "x"}}, id="c2")
+        seen = TurnObservation(
+            "q",
+            tool_calls=(failed, other),
+            tool_results=(result("query", ERROR, id="c1"), result("query", {"data": []}, id="c2")),
+        )
+        assert not tool_sequence(observe(c, seen)).passed
+
     @pytest.mark.parametrize(("outcome", "passes"), [({"data": []}, True), (ERROR, False)])
     def test_tool_sequence_takes_iexact_for_exact_only_from_a_call_that_ran(self, outcome, passes):
         c = case({"user": "q", "expect": {"tools": [{"name": "query", "args": BARE_STATUS}]}})

@@ -11,11 +11,13 @@ from __future__ import annotations
 import threading
 import time
 import types
+from collections.abc import Iterable
 from typing import Any
 
 from chatomon.providers import LocalProvider, run_completion
+from chatomon.providers.base import ToolDefinition
 
-__all__ = ["VOCAB", "FakeLlama", "FakeLlamaCpp", "Logits", "events"]
+__all__ = ["VOCAB", "FakeLlama", "FakeLlamaCpp", "Logits", "events", "grammar_names"]
 
 VOCAB = [b"Hi", b" there", b"{", b' {"', b"", b"  "]
 """The stand-in's vocabulary: tokens 2-5 may not start a text-only answer."""
@@ -117,3 +119,9 @@ class FakeLlamaCpp(types.ModuleType):
 async def events(provider: LocalProvider, messages: Any, tools: Any = ()) -> list[Any]:
     """The events of one completion."""
     return [e async for e in run_completion(provider, messages, list(tools))]
+
+
+def grammar_names(completion: dict[str, Any], tools: Iterable[ToolDefinition]) -> set[str]:
+    """Which of `tools` the grammar of one completion lets the model call."""
+    gbnf = completion["grammar"]["gbnf"]
+    return {tool.name for tool in tools if f'\\"{tool.name}\\"' in gbnf}

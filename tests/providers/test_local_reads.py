@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
 from chatomon.providers import Message, ToolCallEvent
 from chatomon.providers.base import ToolDefinition
 from chatomon.providers.local import LocalProvider
-from chatomon.providers.local_reads import asks_for_count, counts_for
-from tests.providers.fake_llama import FakeLlamaCpp, events
+from chatomon.providers.local_reads import asks_for_count, without_query_for_count
+from tests.providers.fake_llama import FakeLlamaCpp, events, grammar_names
 
 
 def tool(name: str) -> ToolDefinition:
@@ -33,6 +32,9 @@ TOOLS = [SCHEMA, QUERY, AGGREGATE]
         ("Which parts are there?", False),
         ("How dense is the Bearing?", False),
         ("Which countries are listed?", False),  # "count" as a whole word only
+        ("What is the part number of the Bolt?", False),
+        ("Which materials have a stock count above 5?", False),
+        ("List the projects and tell me how many materials there are.", False),  # rows too
     ],
 )
 def test_a_count_is_asked_for_in_so_many_words(message: str, asks: bool) -> None:
@@ -41,16 +43,17 @@ def test_a_count_is_asked_for_in_so_many_words(message: str, asks: bool) -> None
 
 def test_a_count_is_offered_aggregate_and_no_query() -> None:
     asked = [Message.user("How many parts?")]
-    assert [t.name for t in counts_for(asked, TOOLS)] == ["get_manager_schema", "aggregate"]
+    assert [t.name for t in without_query_for_count(asked, TOOLS)] == [
+        "get_manager_schema",
+        "aggregate",
+    ]
     # Without aggregate, query stays: a count read from rows beats none.
-    assert [t.name for t in counts_for(asked, [SCHEMA, QUERY])] == ["get_manager_schema", "query"]
+    assert [t.name for t in without_query_for_count(asked, [SCHEMA, QUERY])] == [
+        "get_manager_schema",
+        "query",
+    ]
     # Any other question keeps every tool.
-    assert counts_for([Message.user("Which parts?")], TOOLS) == TOOLS
-
-
-def names_in_grammar(completion: dict[str, Any]) -> set[str]:
-    gbnf = completion["grammar"]["gbnf"]
-    return {t.name for t in TOOLS if f'\\"{t.name}\\"' in gbnf}
+    assert without_query_for_count([Message.user("Which parts?")], TOOLS) == TOOLS
 
 
 async def test_the_model_asked_how_many_may_call_aggregate_but_not_query(
@@ -59,5 +62,5 @@ async def test_the_model_asked_how_many_may_call_aggregate_but_not_query(
     count = {"manager": "PartManager", "metrics": [{"op": "count"}]}
     fake.script = [[json.dumps({"name": "aggregate", "arguments": count})]]
     got = await events(LocalProvider(), [Message.user("How many parts are there?")], TOOLS)
-    assert [names_in_grammar(c) for c in fake.calls] == [{"get_manager_schema", "aggregate"}]
+    assert [grammar_names(c, TOOLS) for c in fake.calls] == [{"get_manager_schema", "aggregate"}]
     assert [(e.name, e.args) for e in got if isinstance(e, ToolCallEvent)] == [("aggregate", count)]

@@ -20,7 +20,7 @@ from chatomon.providers.local_writes import (
     seen_rows,
     writes_only,
 )
-from tests.providers.fake_llama import FakeLlamaCpp, events
+from tests.providers.fake_llama import FakeLlamaCpp, events, grammar_names
 
 QUERY = ToolDefinition(
     "query",
@@ -94,6 +94,11 @@ def test_the_verb_an_allowed_mutation_starts_with_asks_for_a_change() -> None:
         ("Drop the Bolt", [QUERY, mutate("deletePart")], False),  # a removal is offered
         ("Which parts were removed or deleted?", [QUERY, mutate("renameProject")], False),
         ("Rename Mercury", [QUERY, mutate("renameProject")], False),
+        # a change asked beside the removal is still made
+        ("Rename Mercury to Gemini and remove the Bolt", [QUERY, mutate("renameProject")], False),
+        # a removal anywhere in a mutation's name
+        ("Delete the Bolt", [QUERY, mutate("productDelete", "renameProject")], False),
+        ("Delete the Bolt", [QUERY, mutate("bulk_delete_parts")], False),
     ],
 )
 def test_a_removal_no_mutation_makes_is_one_to_decline(
@@ -248,11 +253,6 @@ def call(arguments: dict[str, Any], name: str = "mutate") -> list[str]:
     return [json.dumps({"name": name, "arguments": arguments})]
 
 
-def grammar_names(completion: dict[str, Any]) -> set[str]:
-    gbnf = completion["grammar"]["gbnf"]
-    return {tool.name for tool in TOOLS if f'\\"{tool.name}\\"' in gbnf}
-
-
 async def test_a_write_on_a_guessed_id_is_withheld_and_the_model_asked_to_read(
     fake: FakeLlamaCpp,
 ) -> None:
@@ -262,7 +262,7 @@ async def test_a_write_on_a_guessed_id_is_withheld_and_the_model_asked_to_read(
     assert [(e.name, e.args) for e in got if isinstance(e, ToolCallEvent)] == [
         ("query", {"manager": "ProjectManager"})
     ]
-    assert [grammar_names(c) for c in fake.calls] == [{"query", "mutate"}, {"query"}]
+    assert [grammar_names(c, TOOLS) for c in fake.calls] == [{"query", "mutate"}, {"query"}]
     # Both runs are counted (the stand-in reads a token per word of the prompt).
     done = got[-1]
     assert isinstance(done, DoneEvent) and done.usage is not None
@@ -278,7 +278,7 @@ async def test_after_the_lookup_the_write_on_the_row_read_goes_through(
     assert [(e.name, e.args) for e in got if isinstance(e, ToolCallEvent)] == [
         ("mutate", rename(2))
     ]
-    assert [grammar_names(c) for c in fake.calls] == [{"mutate"}]
+    assert [grammar_names(c, TOOLS) for c in fake.calls] == [{"mutate"}]
 
 
 async def test_a_write_guessed_after_a_lookup_is_withheld_and_every_read_offered(
@@ -289,7 +289,7 @@ async def test_a_write_guessed_after_a_lookup_is_withheld_and_every_read_offered
     history = looked_up("Rename the Mercury project to Gemini.")
     got = await events(LocalProvider(), history, TOOLS)
     assert [e.name for e in got if isinstance(e, ToolCallEvent)] == ["query"]
-    assert [grammar_names(c) for c in fake.calls] == [{"mutate"}, {"query"}]
+    assert [grammar_names(c, TOOLS) for c in fake.calls] == [{"mutate"}, {"query"}]
 
 
 async def test_after_rows_a_question_is_answered_with_no_tool_offered(
@@ -311,4 +311,4 @@ async def test_mutate_is_offered_only_when_the_user_asks_for_a_change(
     provider = LocalProvider()
     await events(provider, [Message.user(message)], TOOLS)
     await events(provider, [Message.user("Rename the Mercury project to Gemini.")], TOOLS)
-    assert [grammar_names(c) for c in fake.calls] == [{"query"}, {"query", "mutate"}]
+    assert [grammar_names(c, TOOLS) for c in fake.calls] == [{"query"}, {"query", "mutate"}]

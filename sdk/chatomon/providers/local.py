@@ -56,7 +56,7 @@ from chatomon.providers.local_models import (
     named_model,
     not_installed,
 )
-from chatomon.providers.local_reads import counts_for
+from chatomon.providers.local_reads import without_query_for_count
 from chatomon.providers.local_repair import close_cut_json, extract_text_calls
 from chatomon.providers.local_runtime import LocalModel
 from chatomon.providers.local_states import SavedPrompts
@@ -249,8 +249,10 @@ class LocalProvider(BaseLLMProvider):
     `mutate` is offered only when the user's message asks for a change; a write naming a
     row by an id the conversation never showed is withheld and the model asked again with
     the reads only (`local_writes`), and a call that failed this turn, sent again, is
-    withheld and the model asked for its answer (`local_template.failed_calls`).
-    Tool-call ids are `call_<history length>_<index>`, the same for the same history.
+    withheld and the model asked for its answer (`local_template.failed_calls`). Asked
+    to delete while no mutation deletes, no tool is offered (`local_writes`); asked how
+    many, `aggregate` and no `query` (`local_reads`). Tool-call ids are
+    `call_<history length>_<index>`, the same for the same history.
 
     Measured on a 2-core CPU (tests/benchmarks/local_model.py, results/local_model.json):
     the default model takes about 1.9 GB of memory (RSS) and 2 s to load; SmolLM2 0.3
@@ -445,7 +447,7 @@ class LocalProvider(BaseLLMProvider):
             self.settings["max_tool_rounds"],
             after_rows=writes_only(tools) if asked else (),
         )
-        return counts_for(messages, offered)
+        return offered if asked else without_query_for_count(messages, offered)
 
     def _repeated_failure(self, events: Sequence[ChatEvent], messages: Sequence[Message]) -> bool:
         """Whether a call among `events` is one that failed this turn (`failed_calls`)."""

@@ -25,10 +25,12 @@ sent a rename with empty fields three times.
   model wrote an invented rename after 3 of the 14 read-only basic_queries questions.
 - **No tool for a removal nothing can make.** Asked to delete every project while no
   mutation deletes, the model read the projects with a limit of 0, met the error and
-  repeated it to the user, 14 s for a turn that can only decline. When the latest
-  message asks to delete or remove (`REMOVAL_VERBS`) and no allowed mutation's name
-  starts with such a verb (`asks_for_missing_removal`), no tool is offered: the model
-  answers in text, with the allowed mutations still in its prompt.
+  repeated it to the user: 14 to 18 s for a turn that can only decline. When the latest
+  message asks to delete or remove (`REMOVAL_VERBS`) and for no other change, and no
+  allowed mutation's name holds such a verb (`asks_for_missing_removal`), no tool is
+  offered: the model answers in text, with the allowed mutations still in its prompt.
+  The words are read without their context: "don't delete anything, list the parts"
+  is declined too.
 """
 
 from __future__ import annotations
@@ -88,6 +90,8 @@ _NUMBER = re.compile(r"(?<![\w.,:/-])\d+(?!\w|[.,:/-]\d)")
 
 _VERB = re.compile(r"[A-Za-z][a-z]*")
 """The first word of a mutation's name (`renameProject`, `ArchiveProject`)."""
+_NAME_WORD = re.compile(r"[A-Z]?[a-z]+")
+"""The words of a mutation's name: `softDeleteProject` → soft, Delete, Project."""
 
 
 def _mutations(tools: Sequence[ToolDefinition]) -> list[str]:
@@ -117,14 +121,19 @@ def asks_for_write(messages: Sequence[Message], tools: Sequence[ToolDefinition])
 
 
 def asks_for_missing_removal(messages: Sequence[Message], tools: Sequence[ToolDefinition]) -> bool:
-    """Whether the latest user message asks to delete or remove and no mutation does.
+    """Whether the latest user message asks only to delete or remove, and no mutation does.
 
-    Asked to delete while no allowed mutation's name starts with one of `REMOVAL_VERBS`,
+    A word of `REMOVAL_VERBS` in the message, none of `CHANGE_VERBS` nor an allowed
+    mutation's verb (a change the message asks beside it is still made), and no allowed
+    mutation's name holding such a word (`deletePart`, `productDelete`, `bulk_remove`):
     a small model has nothing to call that could serve the request, and the only right
     answer declines it.
     """
-    asked = _words(messages) & REMOVAL_VERBS
-    return bool(asked) and not (_mutation_verbs(tools) & REMOVAL_VERBS)
+    words = _words(messages)
+    if not words & REMOVAL_VERBS or words & (CHANGE_VERBS | _mutation_verbs(tools)):
+        return False
+    named = {word.casefold() for name in _mutations(tools) for word in _NAME_WORD.findall(name)}
+    return not named & REMOVAL_VERBS
 
 
 def writes_only(tools: Sequence[ToolDefinition]) -> list[ToolDefinition]:

@@ -47,6 +47,9 @@ REFUSAL = re.compile(
 )
 """Phrases that mark an answer as declining."""
 
+FILTERS = "filters"
+"""The argument of `query` and `aggregate` holding the filters (`_equivalent_keys`)."""
+
 REFUSING_ACTIONS = frozenset({"blocked", "orbital_response", "guided_refusal", "fallback_refusal"})
 
 
@@ -64,9 +67,9 @@ def _verdict(judge: str, problems: Sequence[str], observation: CaseObservation) 
     return Verdict(judge, not problems, "; ".join(problems))
 
 
-def _same(expected: Any, actual: Any, *, accepted: bool = False) -> bool:
+def _same(expected: Any, actual: Any, *, accepted: bool = False, filters: bool = False) -> bool:
     if isinstance(expected, Mapping):
-        return args_match(expected, actual, accepted=accepted)
+        return _mapping_matches(expected, actual, accepted=accepted, filters=filters)
     if isinstance(expected, str) and isinstance(actual, str):
         return expected.casefold() == actual.casefold()
     if isinstance(expected, int | float) and not isinstance(expected, bool):
@@ -126,32 +129,40 @@ def args_match(expected: Mapping[str, Any], actual: Any, *, accepted: bool = Fal
 
     Nested mappings are subsets too; strings compare ignoring case; an expected text filter
     `field__iexact` is met by the equivalent `field` or `field__exact`, and in a call the
-    data layer `accepted` (no error result) an expected `field` by `field__iexact` (see
-    `_equivalent_keys`).
+    data layer `accepted` (no error result) an expected `filters` entry `field` by
+    `field__iexact` (see `_equivalent_keys`).
     """
+    return _mapping_matches(expected, actual, accepted=accepted, filters=False)
+
+
+def _mapping_matches(
+    expected: Mapping[str, Any], actual: Any, *, accepted: bool, filters: bool
+) -> bool:
+    """`args_match` on one mapping; `filters`: its keys are a `filters` argument's."""
     if not isinstance(actual, Mapping):
         return False
     return all(
         any(
-            name in actual and _same(value, actual[name], accepted=accepted)
-            for name in _equivalent_keys(key, value, accepted=accepted)
+            name in actual and _same(value, actual[name], accepted=accepted, filters=key == FILTERS)
+            for name in _equivalent_keys(key, value, accepted=accepted and filters)
         )
         for key, value in expected.items()
     )
 
 
-def _matches(expectation: ToolExpectation, call: Mapping[str, Any], accepted: bool) -> bool:
+def _matches(expectation: ToolExpectation, call: Mapping[str, Any], *, accepted: bool) -> bool:
     return call.get("name") == expectation.name and args_match(
         expectation.args, call.get("args"), accepted=accepted
     )
 
 
-def _accepted_calls(seen: TurnObservation) -> set[Any]:
+def _accepted_calls(seen: TurnObservation) -> set[str]:
     """The ids of the turn's calls whose result came back without an error."""
     return {
-        result.get("id")
+        str(result["id"])
         for result in seen.tool_results
-        if not (
+        if result.get("id") is not None
+        and not (
             isinstance(result.get("result"), Mapping) and result["result"].get("status") == "error"
         )
     }
@@ -187,7 +198,7 @@ def tool_sequence(observation: CaseObservation) -> Verdict:
                 (
                     i
                     for i, call in enumerate(pool)
-                    if _matches(expectation, call, call.get("id") in accepted)
+                    if _matches(expectation, call, accepted=call.get("id") in accepted)
                 ),
                 None,
             )
