@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from chatomon.chat.tools import ERROR_CODES, ToolContext, Toolset, ToolSettings, tool_error
+from chatomon.chat.tools.results import is_tool_error
 from chatomon.data import DataConfigurationError, Manager, ManagerRegistry, mutation
 from chatomon.data.fixtures import toy_registry
 from chatomon.errors import ConfigurationError
@@ -174,6 +175,20 @@ def test_the_context_settings_govern_execution() -> None:
         toolset.call_sync("query", {"manager": "PartManager", "limit": 2}, tight)["code"]
         == "limit_exceeded"
     )
+
+
+@pytest.mark.parametrize(
+    ("result", "error"),
+    [
+        (tool_error("unknown_field", "no such field"), True),
+        ({"status": "executed", "mutation": "renameProject"}, False),
+        ({"data": [], "total_count": 0}, False),
+        ("error", False),
+        (None, False),
+    ],
+)
+def test_an_error_result_is_told_apart_from_any_other(result: Any, error: bool) -> None:
+    assert is_tool_error(result) is error
 
 
 def test_tool_error_shape() -> None:

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from chatomon.chat.tools.results import is_tool_error
+
 __all__ = ["ConfirmMutation", "ToolCallStarted", "ToolResult"]
 
 
@@ -50,7 +52,7 @@ class ToolResult:
     @property
     def is_error(self) -> bool:
         """Whether the result is a tool error the model should correct."""
-        return isinstance(self.result, Mapping) and self.result.get("status") == "error"
+        return is_tool_error(self.result)
 
     def to_dict(self) -> dict[str, Any]:
         """The wire form (with `task_id` in a planned turn)."""

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from chatomon.chat.events import ToolCallStarted, ToolResult
+from chatomon.chat.tools.results import is_tool_error
 from chatomon.errors import ProviderError
 from chatomon.nucleus import StepTiming
 from chatomon.planned.calculations import CalculationError, CalculationOperand, calculate_evidence
@@ -237,7 +238,7 @@ class TaskRunner:
         await execution.emit(ToolCallStarted(wire_id, call.name, call.arguments, task_id=task_id))
         started = time.perf_counter()
         result = await execution.toolset.call(call.name, call.arguments, execution.tool_context)
-        failed = isinstance(result, Mapping) and result.get("status") == "error"
+        failed = is_tool_error(result)
         status = "error" if failed else "ok"
         await execution.emit(
             StepTiming("tool_call", call.name, started, time.perf_counter(), status)

@@ -7,10 +7,10 @@ when that is a closed set.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["ERROR_CODES", "tool_error"]
+__all__ = ["ERROR_CODES", "is_tool_error", "tool_error"]
 
 ERROR_CODES = (
     "unknown_tool",
@@ -38,3 +38,8 @@ def tool_error(
         result["allowed"] = listed
     result.update(details)
     return result
+
+
+def is_tool_error(result: Any) -> bool:
+    """Whether a tool's result is an error result (`tool_error`) the model should correct."""
+    return isinstance(result, Mapping) and result.get("status") == "error"

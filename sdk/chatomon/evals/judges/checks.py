@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from chatomon.chat.tools.results import is_tool_error
 from chatomon.data.fields import LOOKUPS
 from chatomon.evals.cases import ToolExpectation, TurnExpectation
 from chatomon.evals.judges.observation import CaseObservation, TurnObservation, Verdict
@@ -161,10 +162,7 @@ def _accepted_calls(seen: TurnObservation) -> set[str]:
     return {
         str(result["id"])
         for result in seen.tool_results
-        if result.get("id") is not None
-        and not (
-            isinstance(result.get("result"), Mapping) and result["result"].get("status") == "error"
-        )
+        if result.get("id") is not None and not is_tool_error(result.get("result"))
     }
 
 
