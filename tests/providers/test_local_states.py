@@ -25,8 +25,11 @@ from chatomon.providers.local_states import SavedPrompts
 from tests.providers.test_local_models import PrefillLlama
 
 
-def fake_runtime(version: str = "1.0") -> Any:
-    """llama_cpp's state-file surface: a state file holds the tokens, as JSON."""
+def fake_runtime(version: str = "1.0", features: bytes = b"CPU : AVX2 = 1 | ") -> Any:
+    """llama_cpp's state-file surface: a state file holds the tokens, as JSON.
+
+    `features` is what `llama_print_system_info` says the build was compiled for.
+    """
 
     def save(ctx: object, path: bytes, tokens: Any, count: int) -> bool:
         Path(path.decode()).write_text(json.dumps(list(tokens[:count])))
@@ -43,6 +46,7 @@ def fake_runtime(version: str = "1.0") -> Any:
 
     return SimpleNamespace(
         __version__=version,
+        llama_print_system_info=lambda: features,
         llama_token=ctypes.c_int32,
         llama_state_save_file=save,
         llama_state_load_file=load,
@@ -98,6 +102,8 @@ def test_another_prompt_model_file_or_runtime_never_loads_the_state(
     assert saved.path_for(runtime, tokens).is_file()
     assert saved.path_for(runtime, [1, 2, 4]) != saved.path_for(runtime, tokens)
     assert saved.path_for(fake_runtime("2.0"), tokens) != saved.path_for(runtime, tokens)
+    avx512 = fake_runtime(features=b"CPU : AVX2 = 1 | AVX512 = 1 | ")
+    assert saved.path_for(avx512, tokens) != saved.path_for(runtime, tokens)
     other = tmp_path / "other.gguf"
     other.write_bytes(b"GGUF")
     elsewhere = SavedPrompts(saved.folder, other, context_size=64, keep=2)

@@ -9,7 +9,7 @@ again, on a later start of the same model.
 
 A state belongs to one model file and one llama.cpp build: the file's name is made of a
 sha256 of the model file (path, size, modification time) and the context size, then one
-of the runtime's version and the prompt's tokens, so a changed prompt, model or runtime
+of the runtime's build (`_build`) and the prompt's tokens, so a changed prompt, model or runtime
 never loads another's state. A file that does not load (cut short, from another build)
 is deleted and the prompt read as if there were none. The newest `keep` files of each
 model file stay; older ones are deleted, and so is a partial file a process left when it
@@ -44,6 +44,17 @@ STALE_STATE_DAYS = 30
 _NAMED = re.compile(rf"^[0-9a-f]{{12}}-[0-9a-f]{{24}}{re.escape(SUFFIX)}$")
 
 
+def _build(llama_cpp: Any) -> str:
+    """The runtime's version and the instruction sets it was compiled for.
+
+    Two builds of one version differ in their numbers when their instruction sets do (an
+    AVX-512 build and an AVX2 one answered the same question with different calls): a
+    state one of them read is not the other's.
+    """
+    features = bytes(llama_cpp.llama_print_system_info()).decode("utf-8", "replace")
+    return f"{getattr(llama_cpp, '__version__', '?')}|{features}"
+
+
 class SavedPrompts:
     """The saved prompt states of one model file, in `folder` (at most `keep` files)."""
 
@@ -56,7 +67,7 @@ class SavedPrompts:
 
     def path_for(self, llama_cpp: Any, tokens: Sequence[int]) -> Path:
         """Where the state of `tokens` is kept for this model and runtime."""
-        digest = hashlib.sha256(f"{getattr(llama_cpp, '__version__', '?')}|".encode())
+        digest = hashlib.sha256(f"{_build(llama_cpp)}|".encode())
         digest.update(",".join(map(str, tokens)).encode())
         return self.folder / f"{self._model_prefix}-{digest.hexdigest()[:24]}{SUFFIX}"
 
