@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.benchmarks.local_evals import JUDGE_NAMES, by_judge
+
 ROOT = Path(__file__).resolve().parents[1]
 HAND_RUN = ["local_demo.py", "local_demo_prompts.py", "local_evals.py", "local_model.py"]
 
@@ -29,3 +31,24 @@ def test_a_hand_run_benchmark_starts_from_the_project_root(script: str) -> None:
     )
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert "usage:" in ran.stdout
+
+
+def test_the_eval_benchmark_sums_each_judge_over_the_datasets() -> None:
+    def row(cases: int, passed: int, tools: int) -> dict[str, object]:
+        judges = dict.fromkeys(JUDGE_NAMES, cases) | {"tool_sequence": tools}
+        return {
+            "cases": cases,
+            "cases_passed": passed,
+            "could_not_run": cases - tools,
+            "judges_passed": judges,
+            "seconds": 1.5,
+        }
+
+    summary = by_judge("local", [row(14, 10, 11), row(9, 5, 6)])
+
+    assert summary["cases passed"] == "15/23 (65%)"
+    assert summary["tool_sequence"] == "17/23 (74%)"
+    assert summary["safety"] == "23/23 (100%)"
+    assert summary["could not run"] == 6
+    assert summary["seconds"] == 3.0
+    assert by_judge("none", [])["cases passed"] == "0/0"
