@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from chatomon.evals import run
 from tests.benchmarks.local_evals import JUDGE_NAMES, by_judge
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,3 +53,11 @@ def test_the_eval_benchmark_sums_each_judge_over_the_datasets() -> None:
     assert summary["could not run"] == 6
     assert summary["seconds"] == 3.0
     assert by_judge("none", [])["cases passed"] == "0/0"
+
+
+def test_the_eval_benchmark_names_the_judges_as_their_verdicts_do() -> None:
+    # by_judge counts a verdict under its own name: a judge renamed on one side would
+    # silently count 0.
+    (cases,) = run("basic_queries").results.values()
+
+    assert [verdict.judge for verdict in cases[0].verdicts] == JUDGE_NAMES
