@@ -40,10 +40,12 @@ INSTALLED := $(VENV)/.installed
 # Xeon with AMX, llama.cpp 0.3.36 crashed (a segmentation fault in decode) on its first
 # completion. It takes AVX2, and AVX-512 (F, CD, VL, DQ and BW, with VBMI, VNNI and BF16
 # when present) when /proc/cpuinfo lists it, never AMX: on this project's 2-core AMD EPYC,
-# AVX-512 reads a prompt 1.5 times as fast (107 tokens a second against 71; both write
-# about 28), which takes the demo's read turn from a median of 11.0 s to 6.8 s (README).
-# So the wheel runs only on CPUs with the instruction sets of the one that built it: a
-# virtualenv copied to another machine needs `make` there, which builds that machine's.
+# AVX-512 reads a prompt 1.4 times as fast (99 tokens a second against 72; both write
+# about 30: tests/benchmarks/local_model.py), which takes the demo's read turn from a
+# median of 11.0 s to 6.8 s (README); `make AVX512=OFF` builds without it, for a CPU on
+# which the AVX-512 build misbehaves. The wheel runs only on CPUs with the instruction
+# sets of the one that built it: a virtualenv copied to another machine needs `make`
+# there, which builds that machine's.
 # pip's wheel cache does not tell builds with other CMAKE_ARGS apart, so the wheel is kept
 # in a folder named by the version, the system, the machine and the flags, and installed
 # from there; the stamp $(LLAMA_BUILD) bears the same name, so a virtualenv holding
