@@ -69,7 +69,6 @@ def measure(model: str, datasets: list[str], config: dict[str, Any]) -> list[dic
                 "cases": len(cases),
                 "cases_passed": passed,
                 "could_not_run": sum(case.error is not None for case in cases),
-                "passed": f"{passed}/{len(cases)}",
                 "pass_rate": round(passed / len(cases), 3) if cases else 0.0,
                 "judges_passed": {judge: judges[judge] for judge in JUDGE_NAMES},
                 "failed": {
@@ -123,7 +122,7 @@ def main() -> None:
     for model, rows in measured.items():
         print_table(
             f"the eval datasets with {model} (pass rate: cases passing every judge)",
-            rows,
+            [{**row, "passed": f"{row['cases_passed']}/{row['cases']}"} for row in rows],
             ["dataset", "passed", "pass_rate", "seconds"],
         )
     summary = [by_judge(model, rows) for model, rows in measured.items()]

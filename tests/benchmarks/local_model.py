@@ -41,6 +41,8 @@ from chatomon.providers import (
 )
 from chatomon.providers.local import LocalProvider
 from chatomon.providers.local_models import DEFAULT_MODEL, named_model
+from chatomon.providers.local_runtime import LocalModel
+from chatomon.providers.local_states import instruction_sets
 from tests.benchmarks.reporting import print_table, write_results
 
 RUNS = 3
@@ -180,22 +182,17 @@ WRITE_TOKENS = 40
 TABLE_LINE = "PRJ-101 | Apollo | Acme Space | active | 120000.00 | 2026-01-15 | 2026-09-30 | 1\n"
 
 
-def raw_speed(path: Path, threads: int, context_size: int) -> dict[str, Any]:
-    """llama.cpp's own speed on the model file, with no chatomon in between.
+def raw_speed(provider: LocalProvider) -> dict[str, Any]:
+    """llama.cpp's own speed on the provider's model file, with no chatomon in between.
 
     Reading `READ_TOKENS` of query rows into an empty cache, then writing `WRITE_TOKENS`
     greedily, median of `RUNS`; and the instruction sets the runtime was built for (an
-    AVX-512 build reads about 1.5 times as fast as an AVX2 one; both write at the speed
-    of memory). Blocking: loads the file once more, after the provider closed it.
+    AVX-512 build reads about 1.4 times as fast as an AVX2 one; both write at the speed
+    of memory). Blocking: loads the file again as the provider does, after it closed.
     """
     llama_cpp = importlib.import_module("llama_cpp")
-    llm = llama_cpp.Llama(
-        model_path=str(path),
-        n_ctx=context_size,
-        n_threads=threads,
-        n_threads_batch=threads,
-        verbose=False,
-    )
+    model = LocalModel.load(llama_cpp, provider.model_path, provider.settings, "raw_speed")
+    llm = model.llm
     try:
         tokens = llm.tokenize((TABLE_LINE * 100).encode())[:READ_TOKENS]
         read_s, write_s = [], []
@@ -209,11 +206,9 @@ def raw_speed(path: Path, threads: int, context_size: int) -> dict[str, Any]:
                 llm.eval([llm.sample(temp=0.0)])
             write_s.append(time.perf_counter() - start)
     finally:
-        llm.close()
-    # "CPU : SSE3 = 1 | AVX2 = 1 | ... |": the names of the ones set.
-    features = bytes(llama_cpp.llama_print_system_info()).decode().removeprefix("CPU :")
+        model.close()
     return {
-        "built_for": " ".join(f.split("=")[0].strip() for f in features.split("|") if "= 1" in f),
+        "built_for": " ".join(instruction_sets(llama_cpp)),
         "read_tokens_per_s": round(READ_TOKENS / statistics.median(read_s), 1),
         "write_tokens_per_s": round(WRITE_TOKENS / statistics.median(write_s), 1),
     }
@@ -240,9 +235,7 @@ async def measure(model: str) -> dict[str, Any]:
     finally:
         await provider.aclose()
     threads = provider.settings["threads"]
-    speed = await asyncio.to_thread(
-        raw_speed, provider.model_path, threads, provider.settings["context_size"]
-    )
+    speed = await asyncio.to_thread(raw_speed, provider)
     print_table(
         f"LocalProvider, {provider.model_path.name}, threads={threads}, median of {RUNS} runs",
         rows,

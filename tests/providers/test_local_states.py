@@ -21,7 +21,7 @@ from chatomon.providers import Message, local_states
 from chatomon.providers.base import TextChunkEvent
 from chatomon.providers.local import LocalProvider, default_model_path
 from chatomon.providers.local_runtime import LocalModel
-from chatomon.providers.local_states import SavedPrompts
+from chatomon.providers.local_states import SavedPrompts, instruction_sets
 from tests.providers.test_local_models import PrefillLlama
 
 
@@ -91,6 +91,13 @@ def test_a_prompt_read_once_is_loaded_by_the_next_model_instead_of_read(
     # What it loaded is the start of a real request: only the rest is read.
     assert second.prefill("a bb ccc dddd e", chunk=2) == 5
     assert fresh.chunks == [[1]]
+
+
+def test_the_instruction_sets_are_the_ones_the_build_set() -> None:
+    info = b"CPU : SSE3 = 1 | AVX512 = 0 | AVX512_VNNI = 1 | REPACK = 1 | "
+    runtime = fake_runtime(features=info)
+
+    assert instruction_sets(runtime) == ("SSE3", "AVX512_VNNI", "REPACK")
 
 
 def test_another_prompt_model_file_or_runtime_never_loads_the_state(

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SavedPrompts"]
+__all__ = ["SavedPrompts", "instruction_sets"]
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +45,19 @@ STALE_STATE_DAYS = 30
 _NAMED = re.compile(rf"^[0-9a-f]{{12}}-[0-9a-f]{{24}}{re.escape(SUFFIX)}$")
 
 
+_FEATURE_ON = re.compile(r"\b([A-Z][A-Z0-9_]*) = 1\b")
+
+
+def instruction_sets(llama_cpp: Any) -> tuple[str, ...]:
+    """What the runtime's build of llama.cpp was compiled to use (AVX2, AVX512, ...).
+
+    Read from `llama_print_system_info` ("CPU : SSE3 = 1 | AVX512 = 0 | ..."): the names
+    set to 1, in its order.
+    """
+    text = bytes(llama_cpp.llama_print_system_info()).decode("utf-8", "replace")
+    return tuple(_FEATURE_ON.findall(text))
+
+
 def _build(llama_cpp: Any) -> str:
     """The runtime's version and the instruction sets it was compiled for.
 
@@ -52,8 +65,7 @@ def _build(llama_cpp: Any) -> str:
     floating-point results (an AVX-512 build and an AVX2 one answered the same question
     with different calls): a state one of them read is not the other's.
     """
-    features = bytes(llama_cpp.llama_print_system_info()).decode("utf-8", "replace")
-    return f"{getattr(llama_cpp, '__version__', '?')}|{features}"
+    return f"{getattr(llama_cpp, '__version__', '?')}|{','.join(instruction_sets(llama_cpp))}"
 
 
 class SavedPrompts:
