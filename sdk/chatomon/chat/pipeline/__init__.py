@@ -15,6 +15,8 @@ Read top to bottom, a turn goes through these modules:
    audit, the console's live view).
 5. `wire` — the one builder of the event contract's dicts (`text_chunk`, `tool_call`,
    `tool_result`, `confirm_mutation`, `confirmation_resolved`, `done`, `error`).
+6. `recovery` — `TurnCloser`: a turn whose end the store could not record (its database
+   down) is recorded `aborted` in the background once the store answers again.
 
 Surfaces (HTTP, SSE, WebSocket, the console, the notebook widget, evals) only frame these
 events; none opens, closes or resumes a turn itself.
