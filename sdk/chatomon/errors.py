@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, ClassVar
 from chatomon._suggest import closest
 
 if TYPE_CHECKING:
+    from chatomon._validation import Problem
     from chatomon.schemas import TurnReport
 
 __all__ = [
@@ -125,6 +126,9 @@ class ChatConfigurationError(ConfigurationError):
         suggestion: The closest known name for a misspelled key or mutation, or None.
     """
 
+    PLANNED_INVALID: ClassVar[str] = "planned settings are invalid: "
+    """How the message of every error in the planned section begins."""
+
     def __init__(
         self,
         message: str,
@@ -141,6 +145,30 @@ class ChatConfigurationError(ConfigurationError):
     def key(self) -> str | None:
         """The setting's dotted path: the `field` of a ConfigurationError, named for settings."""
         return self.field
+
+    @classmethod
+    def from_problem(
+        cls, problem: Problem, label: str, *, key: str | None = None
+    ) -> ChatConfigurationError:
+        """The error of the first problem pydantic found in a settings mapping.
+
+        The one conversion of `chatomon._validation.problem_of`'s `Problem` for every
+        settings reader (CHATOMON, its planned section, a planned catalog): the message
+        names the key as `label`, and the error keeps the value, what is allowed and the
+        "did you mean".
+
+        Args:
+            problem: What `problem_of` read from the `ValidationError`.
+            label: How the message names the key (e.g. "CHATOMON['rate_limit']['requests']").
+            key: The error's `key`, when it is not the problem's own path.
+        """
+        return cls(
+            problem.message(label),
+            key=problem.key if key is None else key,
+            value=problem.value,
+            allowed=problem.allowed,
+            suggestion=problem.suggestion,
+        )
 
     @classmethod
     def invalid_settings_mapping(cls, value: object = None) -> ChatConfigurationError:
@@ -223,7 +251,7 @@ class ChatConfigurationError(ConfigurationError):
     @classmethod
     def invalid_planned_settings(cls, detail: str) -> ChatConfigurationError:
         """The planned mapping is malformed; `detail` says how."""
-        return cls(f"planned settings are invalid: {detail}", key="planned")
+        return cls(cls.PLANNED_INVALID + detail, key="planned")
 
     @classmethod
     def invalid_turn_limit(

@@ -227,6 +227,16 @@ def test_unknown_roles_and_keys_are_refused_with_a_suggestion() -> None:
     )
 
 
+def test_a_planned_problem_keeps_the_value_what_is_allowed_and_the_suggestion() -> None:
+    # The same error fields as CHATOMON's own problems (ChatConfigurationError.from_problem).
+    misspelled = invalid({"planned": {"enable": True}})
+    assert (misspelled.value, misspelled.suggestion) == ("enable", "enabled")
+    assert "enabled" in misspelled.allowed
+    wrong = invalid({"planned": {"max_concurrent_tasks": 0}})
+    assert (wrong.value, wrong.suggestion) == (0, None)
+    assert wrong.allowed and "whole number" in wrong.allowed[0]
+
+
 @pytest.mark.parametrize(
     ("planned", "expected"),
     [

@@ -175,13 +175,8 @@ def load_manager_catalog(source: Any, schema_index: SchemaIndex) -> ManagerCatal
         sections = _CATALOG.validate_python({"entries": raw}).entries
     except ValidationError as error:
         problem = problem_of(error, _CatalogShape)
-        raise ChatConfigurationError(
-            f"{CATALOG_KEY}{problem.key.removeprefix('entries')} {problem.reason}",
-            key=CATALOG_KEY,
-            value=problem.value,
-            allowed=problem.allowed,
-            suggestion=problem.suggestion,
-        ) from None
+        label = CATALOG_KEY + problem.key.removeprefix("entries")
+        raise ChatConfigurationError.from_problem(problem, label, key=CATALOG_KEY) from None
     exposed = schema_index.managers
     entries = {}
     for manager, section in sections.items():

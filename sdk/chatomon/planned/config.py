@@ -118,8 +118,8 @@ def get_planned_chat_settings(chat: Mapping[str, Any] | None = None) -> PlannedC
     except ValidationError as error:
         problem = problem_of(error, ChatSection)
         # Not chained: pydantic's own text would repeat provider_config's values.
-        raise ChatConfigurationError.invalid_planned_settings(
-            f"{problem.key} {problem.reason}"
+        raise ChatConfigurationError.from_problem(
+            problem, ChatConfigurationError.PLANNED_INVALID + problem.key, key="planned"
         ) from None
     planned = section.planned
     implicit = ProviderProfile(

@@ -167,13 +167,7 @@ def build_chat_settings(raw: Mapping[str, Any]) -> ChatSettings:
     except ValidationError as error:
         problem = problem_of(error, ChatSettings)
         # Not chained: pydantic's own text would repeat provider_config's credentials.
-        raise ChatConfigurationError(
-            problem.message(setting_label(problem.key)),
-            key=problem.key,
-            value=problem.value,
-            allowed=problem.allowed,
-            suggestion=problem.suggestion,
-        ) from None
+        raise ChatConfigurationError.from_problem(problem, setting_label(problem.key)) from None
 
 
 def validate_chat_settings() -> ChatSettings:
