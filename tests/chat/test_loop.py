@@ -165,7 +165,7 @@ async def test_a_confirmed_mutation_waits_for_the_confirmer(approve: bool) -> No
     events, _ = await run(atom)
     (pending,) = asked
     assert pending in events
-    assert pending.to_dict()["type"] == "confirm_mutation"
+    assert pending.type == "confirm_mutation"
     assert pending.mutation == "renameMaterial"
     assert pending.approver == "client"
     assert log == ([{"material_id": 1, "name": "Iron"}] if approve else [])

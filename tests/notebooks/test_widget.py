@@ -286,7 +286,12 @@ async def test_an_exception_of_the_target_becomes_an_error_entry() -> None:
     widget.send("hi")
     await widget.wait()
     assert widget.status == "error"
-    assert widget.messages[-1] == {"role": "error", "code": "OSError", "message": "socket closed"}
+    # A stable code of the event contract, never a class name; the developer gets the detail.
+    assert widget.messages[-1] == {
+        "role": "error",
+        "code": "chat_error",
+        "message": "OSError: socket closed",
+    }
 
 
 async def test_the_transcript_escapes_what_it_shows() -> None:

@@ -1,7 +1,10 @@
 """The tool loop's events, with the `type` names and fields of the chat event contract.
 
 `TextChunk` and the engine's `done` come from `chatomon.events`; these are the events a
-data turn adds. Each has `to_dict()` giving the wire form surfaces send.
+data turn adds. Their wire forms are built in one place, `chatomon.chat.pipeline.wire`:
+a tool call's and a tool result's from their `to_dict()` (the contract's fields, before
+redaction), a confirmation's from the record it becomes (`confirmation_event`) or, with
+no store, from the event itself (`asked_confirmation_event`).
 """
 
 from __future__ import annotations
@@ -62,7 +65,7 @@ class ToolResult:
 
 @dataclass(frozen=True, slots=True)
 class ConfirmMutation:
-    """A mutation waits for approval: `{"type": "confirm_mutation", "id", "mutation", "input"}`.
+    """A mutation waits for approval (on the wire: `confirm_mutation`, built by the pipeline).
 
     Attributes:
         id: The confirmation id (the tool call's id).
@@ -78,17 +81,6 @@ class ConfirmMutation:
     input: Mapping[str, Any]
     preview: Any = None
     approver: str = "client"
-
-    def to_dict(self) -> dict[str, Any]:
-        """The wire form (preview and approver beyond the contract's minimum)."""
-        return {
-            "type": self.type,
-            "id": self.id,
-            "mutation": self.mutation,
-            "input": dict(self.input),
-            "preview": self.preview,
-            "approver": self.approver,
-        }
 
 
 def _with_task(data: dict[str, Any], task_id: str | None) -> dict[str, Any]:

@@ -19,10 +19,14 @@ import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from chatomon.chat.events import ConfirmMutation
 from chatomon.chat.pipeline.wire import (
     INVALID_CONFIRMATION_MESSAGE,
     UNAVAILABLE_MESSAGE,
+    answered_event,
+    asked_confirmation_event,
     error_event,
+    streamed_event,
 )
 from chatomon.errors import ToolLoopError, TurnError
 from chatomon.events import TurnDone
@@ -31,7 +35,6 @@ from chatomon.schemas import Message, TurnReport
 
 if TYPE_CHECKING:
     from chatomon.atom import Atom
-    from chatomon.chat.events import ConfirmMutation
     from chatomon.chat.pipeline import ChatService
     from chatomon.chat.store.records import Owner
 
@@ -63,16 +66,20 @@ def _failure(error: TurnError) -> Event:
         message = str(error)
         if cause is not None:
             message += f": {cause}"
-    return {"type": "error", "code": code, "message": message, "report": error.report}
+    return error_event(code, message, report=error.report)
 
 
 class AtomSession:
-    """Turns of an Atom with the history it hands back, and its pending confirmations."""
+    """Turns of an Atom with the history it hands back, and its pending confirmations.
+
+    Its events are the pipeline's wire forms (`chatomon.chat.pipeline.wire`), tool
+    payloads redacted by the default rule, as a ChatService turn's are.
+    """
 
     def __init__(self, atom: Atom) -> None:
         self.atom = atom
         self.history: tuple[Message, ...] = ()
-        self._decisions: dict[str, asyncio.Future[bool]] = {}
+        self._decisions: dict[str, tuple[ConfirmMutation, asyncio.Future[bool]]] = {}
         self._closed: set[str] = set()  # asked here, then decided or dropped
 
     async def turn(self, text: str) -> AsyncGenerator[Event, None]:
@@ -83,8 +90,10 @@ class AtomSession:
                 if isinstance(event, TurnDone):
                     self.history = event.history
                     yield {**event.to_dict(), "report": event.report}
-                elif hasattr(event, "to_dict"):
-                    yield event.to_dict()
+                elif isinstance(event, ConfirmMutation):
+                    yield asked_confirmation_event(event)
+                elif (wire := streamed_event(event)) is not None:
+                    yield wire
         except TurnError as error:
             yield _failure(error)
         finally:
@@ -93,7 +102,7 @@ class AtomSession:
     async def confirm(self, pending: ConfirmMutation) -> bool:
         """A tool loop `Confirmer`: waits until `decide` answers for `pending`."""
         decision: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self._decisions[pending.id] = decision
+        self._decisions[pending.id] = (pending, decision)
         try:
             return await decision
         finally:
@@ -105,22 +114,22 @@ class AtomSession:
     ) -> AsyncGenerator[Event, None]:
         """Answer the waiting confirmer; the turn goes on in its own stream."""
         key = str(confirmation.get("id"))
-        decision = self._decisions.get(key)
-        if decision is None or decision.done():
+        waiting = self._decisions.get(key)
+        if waiting is None or waiting[1].done():
             # As ChatService answers: a confirmation asked here and already decided (or
             # dropped) is unavailable; an id never asked here is invalid.
-            known = key in self._closed or decision is not None
+            known = key in self._closed or waiting is not None
             code = "confirmation_unavailable" if known else "bad_event"
             message = UNAVAILABLE_MESSAGE if known else INVALID_CONFIRMATION_MESSAGE
             yield error_event(code, message)
             return
+        pending, decision = waiting
         decision.set_result(approved)
-        status = "approved" if approved else "rejected"
-        yield {"type": "confirmation_resolved", "id": confirmation["id"], "status": status}
+        yield answered_event(pending, approved)
 
     def cancel_waiting(self) -> None:
         """Drop the confirmations a stopped turn waited for (their waiters are cancelled)."""
-        for decision in self._decisions.values():
+        for _, decision in self._decisions.values():
             decision.cancel()
         self._closed.update(self._decisions)
         self._decisions.clear()

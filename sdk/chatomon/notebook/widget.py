@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets
 
+from chatomon.chat.pipeline.wire import error_event
 from chatomon.errors import TurnStateError
 from chatomon.notebook.chat_markup import (
     confirmation_html,
@@ -53,6 +54,7 @@ from chatomon.notebook.markup import details, view
 from chatomon.notebook.message_input import message_input
 from chatomon.notebook.report_views import report_body_html
 from chatomon.notebook.targets import AtomSession, ServiceSession, session_for
+from chatomon.public_errors import GENERIC_ERROR_CODE
 
 if TYPE_CHECKING:
     from chatomon.chat.events import ConfirmMutation
@@ -242,9 +244,9 @@ class ChatWidget(ChatState, ipywidgets.VBox):  # type: ignore[misc]
         except asyncio.CancelledError:
             raise  # stop() already recorded it
         except Exception as error:  # noqa: BLE001 - a notebook shows the failure, not a trace
-            self.handle_event(
-                {"type": "error", "code": type(error).__name__, "message": str(error)}
-            )
+            # The public code a ChatService turn ends with; the message keeps the detail
+            # (the notebook's user is the developer of the target, not an end user).
+            self.handle_event(error_event(GENERIC_ERROR_CODE, f"{type(error).__name__}: {error}"))
         if self.status == "running" and not self._others_running():
             self._end_reply(stopped=False)
             self.status = "idle"

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from chatomon.chat.events import ToolCallStarted, ToolResult
-from chatomon.chat.pipeline.wire import coverage_payload, public_error_event, streamed_event
+from chatomon.chat.pipeline.wire import coverage_done_event, public_error_event, streamed_event
 from chatomon.public_errors import PLANNED_PUBLIC_MESSAGES, PLANNED_REASONS, planned_public_error
 from chatomon.redaction import DEFAULT_REDACTION, Redaction
 from chatomon.schemas import PlannedCoverage, PlannedUnresolved, TokenUsage
@@ -64,11 +64,7 @@ def planned_done_event(
         ('partial', [{'task_id': 't2', 'reason': 'dependency_blocked'}])
     """
     coverage = planned_coverage(resolved=resolved, total=total, unresolved=unresolved)
-    return {
-        "type": "done",
-        "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
-        "coverage": coverage_payload(coverage),
-    }
+    return coverage_done_event(usage, coverage)
 
 
 def planned_error_event(reason: object) -> dict[str, Any]:

@@ -9,8 +9,12 @@ widget, evals) sends these dicts and invents none of its own:
 | `tool_call`             | the tool loop's `ToolCallStarted` (`streamed_event`)   |
 | `tool_result`           | the tool loop's `ToolResult` (`streamed_event`)        |
 | `confirm_mutation`      | the stored `PendingConfirmation` (`confirmation_event`) |
+|                         | or, with no store, the tool loop's `ConfirmMutation`   |
+|                         | (`asked_confirmation_event`)                           |
 | `confirmation_resolved` | the decided `PendingConfirmation` (`resolved_event`)   |
+|                         | or an answered `ConfirmMutation` (`answered_event`)    |
 | `done`                  | the engine's `TurnDone` (`done_event`)                 |
+|                         | or a planned read's usage and coverage (`coverage_done_event`) |
 | `error`                 | a stable code and a public message (`error_event`)     |
 |                         | or a failed turn's `PublicChatError` (`public_error_event`) |
 |                         | or the conversation's open confirmation (`pending_event`) |
@@ -22,13 +26,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatomon.chat.events import ToolCallStarted, ToolResult
+from chatomon.chat.events import ConfirmMutation, ToolCallStarted, ToolResult
 from chatomon.chat.store.records import PendingConfirmation
 from chatomon.events import TextChunk, TurnDone
 from chatomon.preview import preview_table
 from chatomon.public_errors import GENERIC_ERROR_MESSAGE, PublicChatError
 from chatomon.redaction import DEFAULT_REDACTION, Redaction
-from chatomon.schemas import PlannedCoverage
+from chatomon.schemas import PlannedCoverage, TokenUsage
 
 __all__ = [
     "CLIENT_DECIDER_LABEL",
@@ -39,7 +43,10 @@ __all__ = [
     "STORE_UNAVAILABLE_REASON",
     "TERMINAL_TYPES",
     "UNAVAILABLE_MESSAGE",
+    "answered_event",
+    "asked_confirmation_event",
     "confirmation_event",
+    "coverage_done_event",
     "coverage_payload",
     "decider_label",
     "done_event",
@@ -148,17 +155,30 @@ def done_event(done: TurnDone, conversation_id: str) -> dict[str, Any]:
     A planned read adds its `coverage`: status ("complete" or "partial"), resolved and
     total task counts, and the unresolved task ids with their stable reasons.
     """
-    usage = done.report.usage
     event = {
         **done.to_dict(),
         "conversation_id": conversation_id,
         "escalated": done.report.escalated,
-        "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
+        "usage": _usage_payload(done.report.usage),
     }
     planned = done.report.planned
     if planned is not None and planned.coverage is not None:
         event["coverage"] = coverage_payload(planned.coverage)
     return event
+
+
+def coverage_done_event(usage: TokenUsage, coverage: PlannedCoverage) -> dict[str, Any]:
+    """The `done` of a planned read streamed outside a ChatService turn: usage and coverage.
+
+    A custom transport's (`chatomon.planned.stream.iter_planned_read_events`, the
+    reference's `planned_done_event`): no turn, conversation or reply is known there; a
+    ChatService turn ends with `done_event`, which carries the same two fields.
+    """
+    return {"type": "done", "usage": _usage_payload(usage), "coverage": coverage_payload(coverage)}
+
+
+def _usage_payload(usage: TokenUsage) -> dict[str, int]:
+    return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
 
 
 def coverage_payload(coverage: PlannedCoverage) -> dict[str, Any]:
@@ -182,18 +202,62 @@ def confirmation_event(
     `chatomon.preview.preview_table` (caption, Field / Before / After rows as text, the
     rest): a client draws it as the console does, with no parser of its own.
     """
-    shown = redaction.value(preview)
+    return _confirm_mutation(
+        ConfirmMutation(
+            str(confirmation.id),
+            confirmation.mutation,
+            confirmation.input,
+            preview,
+            confirmation.approver,
+        ),
+        call_id=confirmation.call_id,
+        expires_at=confirmation.expires_at.isoformat(),
+        conversation_id=str(confirmation.conversation_id),
+        redaction=redaction,
+    )
+
+
+def asked_confirmation_event(
+    pending: ConfirmMutation, redaction: Redaction = DEFAULT_REDACTION
+) -> dict[str, Any]:
+    """The `confirm_mutation` of a tool loop that asks its own confirmer, with no store.
+
+    An Atom's turn outside a ChatService (the notebook's `AtomSession`): the confirmation
+    is the tool call itself (`id` and `call_id` are its id), nothing expires it and no
+    conversation holds it, so `expires_at` and `conversation_id` are None; every other
+    field is `confirmation_event`'s, redacted alike.
+
+    Examples:
+        >>> event = asked_confirmation_event(ConfirmMutation("c1", "createPart", {"name": "x"}))
+        >>> event["id"], event["call_id"], event["expires_at"], event["conversation_id"]
+        ('c1', 'c1', None, None)
+    """
+    return _confirm_mutation(
+        pending, call_id=pending.id, expires_at=None, conversation_id=None, redaction=redaction
+    )
+
+
+def _confirm_mutation(
+    asked: ConfirmMutation,
+    *,
+    call_id: str,
+    expires_at: str | None,
+    conversation_id: str | None,
+    redaction: Redaction,
+) -> dict[str, Any]:
+    # The one shape of `confirm_mutation`, stored or not.
+    shown = redaction.value(asked.preview)
     return {
         "type": "confirm_mutation",
-        "id": str(confirmation.id),
-        "call_id": confirmation.call_id,
-        "mutation": confirmation.mutation,
-        "input": redaction.value(dict(confirmation.input)),
+        "id": asked.id,
+        "call_id": call_id,
+        "mutation": asked.mutation,
+        "input": redaction.value(dict(asked.input)),
         "preview": shown,
         "preview_table": preview_table(shown),
-        "approver": confirmation.approver,
-        "expires_at": confirmation.expires_at.isoformat(),
-        "conversation_id": str(confirmation.conversation_id),
+        "approver": asked.approver,
+        "expires_at": expires_at,
+        "conversation_id": conversation_id,
     }
 
 
@@ -203,13 +267,39 @@ def resolved_event(confirmation: PendingConfirmation) -> dict[str, Any]:
     It reaches the asker's pages (the conversation's channel group): `decided_by` reads
     "a staff member" or "you" (`decider_label`), never a username or an owner's key.
     """
+    return _resolved(
+        str(confirmation.id),
+        confirmation.status,
+        confirmation.mutation,
+        decider_label(confirmation),
+        confirmation.reason,
+    )
+
+
+def answered_event(pending: ConfirmMutation, approved: bool) -> dict[str, Any]:
+    """The `confirmation_resolved` of a confirmation with no store, answered by its asker.
+
+    The counterpart of `asked_confirmation_event`: whoever answers an Atom's own confirmer
+    is the one who asked (`CLIENT_DECIDER_LABEL`), and gives no reason.
+
+    Examples:
+        >>> answered_event(ConfirmMutation("c1", "createPart", {}), approved=False)["status"]
+        'rejected'
+    """
+    status = "approved" if approved else "rejected"
+    return _resolved(pending.id, status, pending.mutation, CLIENT_DECIDER_LABEL, None)
+
+
+def _resolved(
+    confirmation_id: str, status: str, mutation: str, decided_by: str | None, reason: str | None
+) -> dict[str, Any]:
     return {
         "type": "confirmation_resolved",
-        "id": str(confirmation.id),
-        "status": confirmation.status,
-        "mutation": confirmation.mutation,
-        "decided_by": decider_label(confirmation),
-        "reason": confirmation.reason,
+        "id": confirmation_id,
+        "status": status,
+        "mutation": mutation,
+        "decided_by": decided_by,
+        "reason": reason,
     }
 
 

@@ -137,11 +137,10 @@ def history_items(
     pending = None
     for confirmation in (c.as_of(moment) for c in found.confirmations):
         shown = confirmation_event(confirmation, confirmation.preview, redaction)
+        shown["turn_id"] = confirmation.turn_id  # as the pipeline sends it with its turn
         event = _decided(confirmation, shown)
-        event["turn_id"] = confirmation.turn_id
         if confirmation.status == "pending":
-            pending = {k: v for k, v in event.items() if k not in ("status", "decided_by")}
-            pending["type"] = "confirm_mutation"
+            pending = shown
         # After what its turn stored when it paused (just after the confirmation itself),
         # before what the resumed turn stored (after the decision).
         at = confirmation.decided_at or min(confirmation.expires_at, moment)
