@@ -29,6 +29,15 @@ def python_blocks() -> list[str]:
     return re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
 
 
+def blocks_in(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", README.read_text(), flags=re.DOTALL)
+
+
+def shell_commands(block: str) -> list[str]:
+    """The commands of a shell block, its comments dropped."""
+    return [line.split("  #")[0].strip() for line in block.splitlines() if line.strip()]
+
+
 def block_with(marker: str) -> str:
     (block,) = [block for block in python_blocks() if marker in block]
     return block
@@ -86,6 +95,17 @@ SCRIPT_MARKERS = (
     "get_planned_chat_settings(CHATOMON)",
     '"socket_timeout": 10',  # the Redis channel layer
 )
+
+
+def test_every_block_is_python_shell_or_the_layout() -> None:
+    """Every fenced block has a language this file knows how to run (or reads, the layout)."""
+    fences = re.findall(r"^```(\w*)$", README.read_text(), flags=re.MULTILINE)
+    openings, closings = fences[0::2], fences[1::2]
+    assert not any(closings), "every block is closed by a bare fence"
+    assert set(openings) == {"python", "sh", "text"}, openings
+    assert len(blocks_in("text")) == 1  # the layout: a tree to read, nothing to run
+    # The two commands (run by CI itself) and the evals commands (run below).
+    assert len(blocks_in("sh")) == 2
 
 
 def test_every_python_block_is_run_by_a_test_below() -> None:
@@ -249,6 +269,33 @@ def test_the_django_blocks_serve_their_urls_and_asgi_application(django_project:
     assert urls.endswith(" chatomon_console")
     assert registered == "['createPart', 'updatePartCost'] ['PartManager']"
     assert logger == "myproject.audit.log_event"
+
+
+def test_the_evals_commands_run_as_written_in_the_project(
+    django_project: Path, tmp_path: Path
+) -> None:
+    (block,) = [block for block in blocks_in("sh") if "chatomon.evals" in block]
+    commands = shell_commands(block)
+    assert [command.split()[:3] for command in commands] == [["python", "-m", "chatomon.evals"]] * 3
+    # `python` is this environment's, where chatomon is installed; the project's folder is
+    # on the path as `manage.py` would put it.
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    env = clean_environment(
+        PATH=path, PYTHONPATH=f"{django_project}{os.pathsep}{ROOT}", OPENAI_API_KEY="sk-readme"
+    )
+    outputs = []
+    for command in commands:
+        # The README's own command line, through a shell as a user runs it.
+        result = subprocess.run(
+            command, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True,
+            timeout=300, check=False,
+        )  # fmt: skip
+        assert result.returncode == 0, f"{command}\n{result.stdout[-2000:]}{result.stderr[-2000:]}"
+        outputs.append(result.stdout)
+    default_run, one_dataset, shown = outputs
+    assert re.search(r"Overall: (\d+)/\1 passed", default_run), default_run[-500:]
+    assert "basic_queries" in one_dataset and (tmp_path / "run.jsonl").stat().st_size > 0
+    assert "basic_queries" in shown
 
 
 def test_redis_channel_layer_example_passes_its_check() -> None:
