@@ -1,5 +1,6 @@
 """`LayerReceiver`: a socket's receive from a failing channel layer, and its groups rejoined;
-the user group a logout closes (`user_group`)."""
+`EitherReceive`: the client's frames and the layer's messages as one receive; the user
+group a logout closes (`user_group`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import time
 from typing import Any
 
 from chatomon.django.service import user_group
-from chatomon.django.transports.layer import LayerReceiver, attempt
+from chatomon.django.transports.layer import EitherReceive, LayerReceiver, attempt
 
 GROUP_NAME = re.compile(r"[A-Za-z0-9._-]+")
 """What Channels accepts in a group name (below 100 characters)."""
@@ -72,3 +73,54 @@ async def test_a_layer_call_that_never_answers_counts_as_failed() -> None:
     assert time.monotonic() - started < 5
     assert never.cancelled()
     assert await attempt("publishing", asyncio.sleep(0), seconds=0.2) is True
+
+
+class Source:
+    """A receive that answers with the messages put into it, counting its calls."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.calls = 0
+        self.cancelled = 0
+
+    async def __call__(self) -> dict[str, Any]:
+        self.calls += 1
+        try:
+            return await self.queue.get()
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+
+
+async def test_either_receive_keeps_the_slower_receive_for_the_next_call() -> None:
+    client, layer = Source("client"), Source("layer")
+    either = EitherReceive([client, layer])
+    layer.queue.put_nowait({"type": "chat.event", "n": 1})
+    assert await either() == {"type": "chat.event", "n": 1}
+    client.queue.put_nowait({"type": "websocket.receive"})
+    assert await either() == {"type": "websocket.receive"}
+    # The client's receive waited across the first call: asked once, never cancelled.
+    assert (client.calls, client.cancelled) == (1, 0)
+    await either.aclose()
+
+
+async def test_either_receive_hands_the_client_first_when_both_have_a_message() -> None:
+    client, layer = Source("client"), Source("layer")
+    either = EitherReceive([client, layer])
+    layer.queue.put_nowait({"type": "chat.event"})
+    client.queue.put_nowait({"type": "websocket.disconnect"})
+    assert [await either(), await either()] == [
+        {"type": "websocket.disconnect"},
+        {"type": "chat.event"},
+    ]
+    await either.aclose()
+
+
+async def test_either_receive_cancels_what_still_waits_when_closed() -> None:
+    client, layer = Source("client"), Source("layer")
+    either = EitherReceive([client, layer])
+    client.queue.put_nowait({"type": "websocket.disconnect"})
+    await either()
+    await either.aclose()
+    assert (client.cancelled, layer.cancelled) == (0, 1)

@@ -13,6 +13,12 @@ close on its user's logout. Its own turns stream without it. So when the layer f
   a back-off of up to `MAX_BACKOFF_SECONDS`; once the layer answers again the socket rejoins
   its groups, so events published after that reach it.
 
+The socket reads the layer itself, with the channel layer's documented API (`new_channel`,
+`receive`, `group_add`, `group_discard`), not through the receive Channels' consumer would
+set up and await (a failure raised from that one ends the consumer, dropping the socket
+with no close frame): `EitherReceive` hands the consumer the client's frames and the
+layer's messages as one ASGI receive, so both are dispatched in turn, as Channels does.
+
 Each outage is logged once per process (a warning naming the operation and the error), and
 its end once (info), not once per socket or per retry: `OUTAGE`. A failure that is a
 timeout names the likely cause, a Redis client `socket_timeout` not longer than the layer's
@@ -24,14 +30,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+Receive = Callable[[], Awaitable[Any]]
+"""An ASGI receive: the next message (a mapping with a "type")."""
 
 __all__ = [
     "CALL_TIMEOUT_SECONDS",
     "MAX_BACKOFF_SECONDS",
     "OUTAGE",
+    "EitherReceive",
     "LayerOutage",
     "LayerReceiver",
     "attempt",
@@ -105,8 +115,8 @@ async def attempt(
 class LayerReceiver:
     """A socket's receive from the layer that never raises a layer failure.
 
-    `receive` is the socket's own (Channels' `channel_receive`); `rejoin` adds the socket
-    to its groups again and returns whether the layer accepted that.
+    `receive` reads the socket's channel (the layer's `receive` of its `new_channel`);
+    `rejoin` adds the socket to its groups again and returns whether the layer accepted that.
     """
 
     receive: Callable[[], Awaitable[dict[str, Any]]]
@@ -137,3 +147,34 @@ class LayerReceiver:
             OUTAGE.recovered()
             self.backoff = 0.0
             return message
+
+
+class EitherReceive:
+    """One ASGI receive over several: the next message of whichever source has one first.
+
+    A source's receive that has not answered yet is kept for the next call, never
+    cancelled (an ASGI receive that is cancelled may lose its message); when several have
+    answered, the earliest source in `sources` goes first (the client before the layer: a
+    disconnect is never held behind group events). `aclose` cancels what is still
+    waiting, once the consumer ends.
+    """
+
+    def __init__(self, sources: Sequence[Receive]) -> None:
+        self.sources = tuple(sources)
+        self._waiting: dict[int, asyncio.Future[Any]] = {}
+
+    async def __call__(self) -> Any:
+        """The next message of any source."""
+        for index, source in enumerate(self.sources):
+            if index not in self._waiting:
+                self._waiting[index] = asyncio.ensure_future(source())
+        done, _ = await asyncio.wait(self._waiting.values(), return_when=asyncio.FIRST_COMPLETED)
+        index = min(i for i, waiting in self._waiting.items() if waiting in done)
+        return self._waiting.pop(index).result()
+
+    async def aclose(self) -> None:
+        """Cancel the receives still waiting, and wait for them to end."""
+        waiting, self._waiting = list(self._waiting.values()), {}
+        for receive in waiting:
+            receive.cancel()
+        await asyncio.gather(*waiting, return_exceptions=True)

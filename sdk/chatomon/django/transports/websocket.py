@@ -44,9 +44,11 @@ this process) cancelled and recorded aborted (`transports.logout`).
 
 The channel layer failing (Redis down) does not end the socket: its own turns go on, and
 what needs the layer is skipped until it answers again, logged once per outage
-(`transports.layer`). The receive from the layer that Channels' consumer sets up
-(`channel_receive`) is wrapped in a `LayerReceiver` for that: raised from there, a layer
-failure would end the consumer and drop the socket with no close frame.
+(`transports.layer`). For that the socket reads the layer itself (`__call__`: its own
+channel, read through a `LayerReceiver`, merged with the client's frames by an
+`EitherReceive`), with Channels' own layer wiring turned off (`channel_layer_alias =
+None`): a layer failure raised from the receive Channels would set up ends the consumer and
+drops the socket with no close frame.
 """
 
 from __future__ import annotations
@@ -56,13 +58,16 @@ import contextlib
 import dataclasses
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
+from functools import partial
 from typing import Any
 from urllib.parse import parse_qs
 from uuid import UUID
 
+from asgiref.typing import ASGIReceiveCallable, ASGISendCallable
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from channels.layers import get_channel_layer
 from django.contrib.auth.models import AnonymousUser
 from django.db import InterfaceError, OperationalError
 
@@ -84,7 +89,7 @@ from chatomon.django.transports.admission import (
     permitted,
 )
 from chatomon.django.transports.expiry import awaits_client, seconds_left
-from chatomon.django.transports.layer import LayerReceiver, attempt
+from chatomon.django.transports.layer import EitherReceive, LayerReceiver, attempt
 from chatomon.django.transports.logout import CLOSE_LOGGED_OUT
 from chatomon.django.transports.relay import (
     TurnFeed,
@@ -125,19 +130,37 @@ whose user could not be read (the user is then AnonymousUser)."""
 
 
 class ChatConsumer(AsyncWebsocketConsumer):
-    """One chat socket: one turn at a time, events as JSON text frames."""
+    """One chat socket: one turn at a time, events as JSON text frames.
 
-    @property
-    def channel_receive(self) -> Callable[[], Awaitable[Any]]:
-        """The socket's receive from the channel layer, surviving the layer's failures."""
-        return self.layer_receiver
+    Attributes:
+        layer: The default channel layer, or None when CHANNEL_LAYERS has none.
+        layer_channel: The socket's channel on it (`new_channel`), where group messages
+            for the socket arrive.
+    """
 
-    @channel_receive.setter
-    def channel_receive(self, receive: Callable[[], Awaitable[Any]]) -> None:
-        # Channels sets this once per socket and awaits it beside the client's frames; a
-        # layer failure raised from it would end the consumer, dropping the socket with no
-        # close frame (Redis down, or a Redis client timing out the layer's blocking read).
-        self.layer_receiver = LayerReceiver(receive, self._rejoin)
+    # No alias is not a configured one: `get_channel_layer` gives None, so Channels sets up
+    # no layer of its own, and the socket reads the default one itself (`__call__`). (The
+    # stubs type the attribute as a str.)
+    channel_layer_alias = None  # type: ignore[assignment]
+
+    layer: Any = None
+    layer_channel: str = ""
+
+    async def __call__(
+        self, scope: Any, receive: ASGIReceiveCallable, send: ASGISendCallable
+    ) -> None:
+        """Serve the socket: the client's frames and the layer's messages, dispatched in turn."""
+        self.layer = get_channel_layer()
+        if self.layer is None:
+            await super().__call__(scope, receive, send)
+            return
+        self.layer_channel = await self.layer.new_channel()
+        from_layer = LayerReceiver(partial(self.layer.receive, self.layer_channel), self._rejoin)
+        either = EitherReceive([receive, from_layer])
+        try:
+            await super().__call__(scope, either, send)
+        finally:
+            await either.aclose()
 
     async def connect(self) -> None:
         """Accept, then close at once with 4404 (chat disabled), 1011 (startup failure) or 4403.
@@ -208,10 +231,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
         """Stop reading the running turn (detached: it runs on) and leave the groups."""
         await self._cancel_turn()
         state: SocketState | None = getattr(self, "state", None)
-        if state is not None and getattr(self, "channel_layer", None) is not None:
+        if state is not None and self.layer is not None:
             for group in state.groups:
                 await attempt(
-                    "leaving a group", self.channel_layer.group_discard(group, self.channel_name)
+                    "leaving a group", self.layer.group_discard(group, self.layer_channel)
                 )
 
     async def _cancel_turn(self, *, abort: bool = False) -> None:
@@ -438,17 +461,17 @@ class ChatConsumer(AsyncWebsocketConsumer):
         await self._join_group(conversation_group(conversation_id))
 
     async def _join_group(self, group: str) -> None:
-        if getattr(self, "channel_layer", None) is None:  # no CHANNEL_LAYERS configured
+        if self.layer is None:  # no CHANNEL_LAYERS configured
             return
         if self.state.join(group):  # kept when the layer fails: `_rejoin` adds it later
-            await attempt("joining a group", self.channel_layer.group_add(group, self.channel_name))
+            await attempt("joining a group", self.layer.group_add(group, self.layer_channel))
 
     async def _rejoin(self) -> bool:
         """Join every group of the socket again (the layer was failing): whether all took."""
         state: SocketState | None = getattr(self, "state", None)
         joined = True
         for group in sorted(state.groups if state is not None else ()):
-            add = self.channel_layer.group_add(group, self.channel_name)
+            add = self.layer.group_add(group, self.layer_channel)
             joined = await attempt("joining a group", add) and joined
         return joined
 
