@@ -258,46 +258,58 @@ CONNECTION_HINT = (
     "a database connection's internal state: use close_old_connections(), "
     "connection.close(), CONN_MAX_AGE and CONN_HEALTH_CHECKS, transaction.atomic"
 )
-INTERNAL_NAMES: dict[str, tuple[str, str]] = dict.fromkeys(
-    (
-        "single_thread_executor",
-        "threadlocal",
-        "executors",
-        "loop_thread_executors",
-        "context_to_thread_executor",
-        "thread_sensitive_context",
-        "async_single_thread_context",
-        "deadlock_context",
-        "main_event_loop",
-        "main_event_loop_pid",
-        "launch_map",
-    ),
-    ("asgiref", ASGIREF_HINT),
-) | dict.fromkeys(
-    (
-        "errors_occurred",
-        "close_if_unusable_or_obsolete",
-        "is_usable",
-        "in_atomic_block",
-        "needs_rollback",
-        "atomic_blocks",
-        "savepoint_ids",
-        "commit_on_exit",
-        "closed_in_transaction",
-        "run_on_commit",
-        "close_at",
-        "health_check_done",
-        "health_check_enabled",
-        "ensure_connection",
-        "get_new_connection",
-        "init_connection_state",
-        "create_cursor",
-        "inc_thread_sharing",
-        "dec_thread_sharing",
-        "validate_thread_sharing",
-        "allow_thread_sharing",
-    ),
-    ("django", CONNECTION_HINT),
+INTERNAL_NAMES: dict[str, tuple[str, str]] = (
+    dict.fromkeys(
+        (
+            "single_thread_executor",
+            "threadlocal",
+            "executors",
+            "loop_thread_executors",
+            "context_to_thread_executor",
+            "thread_sensitive_context",
+            "async_single_thread_context",
+            "deadlock_context",
+            "main_event_loop",
+            "main_event_loop_pid",
+            "launch_map",
+        ),
+        ("asgiref", ASGIREF_HINT),
+    )
+    | dict.fromkeys(
+        (
+            "errors_occurred",
+            "close_if_unusable_or_obsolete",
+            "is_usable",
+            "in_atomic_block",
+            "needs_rollback",
+            "atomic_blocks",
+            "savepoint_ids",
+            "commit_on_exit",
+            "closed_in_transaction",
+            "run_on_commit",
+            "close_at",
+            "health_check_done",
+            "health_check_enabled",
+            "ensure_connection",
+            "get_new_connection",
+            "init_connection_state",
+            "create_cursor",
+            "inc_thread_sharing",
+            "dec_thread_sharing",
+            "validate_thread_sharing",
+            "allow_thread_sharing",
+        ),
+        ("django", CONNECTION_HINT),
+    )
+    | dict.fromkeys(
+        ("channel_receive", "base_send"),
+        (
+            "channels",
+            "what AsyncConsumer.__call__ sets up and awaits for itself: read the layer with its "
+            "documented API (get_channel_layer, new_channel, receive, group_add) and send with "
+            "send()",
+        ),
+    )
 )
 
 
@@ -663,10 +675,12 @@ class LibraryUseFinder(ast.NodeVisitor):
             self.visit(expression)
         library_base = self.subclasses.get(f"{self.source.name}.{node.name}")
         class_scope: dict[str, str] = {}
+        defined = own_definitions(node)
         if library_base is not None:
             class_scope["self"] = class_scope["cls"] = library_base
+            self.check_overrides(library_base, defined)
         self.scopes.append(class_scope)
-        self.classes.append((class_scope, own_attributes(node)))
+        self.classes.append((class_scope, set(defined)))
         for statement in node.body:
             self.visit(statement)
         self.classes.pop()
@@ -726,6 +740,17 @@ class LibraryUseFinder(ast.NodeVisitor):
             if isinstance(name, ast.Constant) and isinstance(name.value, str):
                 self.check_attribute(node, self.origin(node.args[0]), name.value)
 
+    def check_overrides(self, library_base: str, defined: dict[str, ast.AST]) -> None:
+        """A library subclass that defines one of its base's internals takes it over."""
+        library = library_of(library_base)
+        for name, where in defined.items():
+            internal = INTERNAL_NAMES.get(name)
+            if internal is not None and internal[0] == library:
+                self.report(
+                    where, f"{library_base}.{name}", f"{name!r} is internal to {library}: "
+                    f"{internal[1]} (defined by a subclass, it replaces the library's own)",
+                )  # fmt: skip
+
     def check_attribute(self, node: ast.AST, owner: str | None, attribute: str) -> None:
         if owner is None or not library_of(owner):
             return
@@ -740,9 +765,19 @@ class LibraryUseFinder(ast.NodeVisitor):
             self.report(node, f"{owner}.{attribute}", why)
 
 
-def own_attributes(node: ast.ClassDef) -> set[str]:
-    """The names a class defines itself: methods, class attributes, `self.x = ...`."""
-    own: set[str] = set()
+def own_definitions(node: ast.ClassDef) -> dict[str, ast.AST]:
+    """The names a class defines itself (methods, class attributes, `self.x = ...`), each
+    with where it is first defined."""
+    own: dict[str, ast.AST] = {}
+    for statement in node.body:
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            own.setdefault(statement.name, statement)
+        targets = statement.targets if isinstance(statement, ast.Assign) else []
+        if isinstance(statement, ast.AnnAssign):
+            targets = [statement.target]
+        for target in targets:
+            if isinstance(target, ast.Name):
+                own.setdefault(target.id, statement)
     for child in ast.walk(node):
         if (
             isinstance(child, ast.Attribute)
@@ -750,14 +785,7 @@ def own_attributes(node: ast.ClassDef) -> set[str]:
             and isinstance(child.value, ast.Name)
             and child.value.id in ("self", "cls")
         ):
-            own.add(child.attr)
-    for statement in node.body:
-        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            own.add(statement.name)
-        targets = statement.targets if isinstance(statement, ast.Assign) else []
-        if isinstance(statement, ast.AnnAssign):
-            targets = [statement.target]
-        own.update(target.id for target in targets if isinstance(target, ast.Name))
+            own.setdefault(child.attr, child)
     return own
 
 
@@ -857,6 +885,14 @@ PRIVATE_ACCESSES = {
     "getattr with a private name": (
         "from channels.layers import get_channel_layer\ngetattr(get_channel_layer(), '_groups')\n",
         "fixture:2: channels.layers.get_channel_layer()._groups",
+    ),
+    "channels internal taken over by a consumer": (
+        "from channels.generic.websocket import AsyncWebsocketConsumer\n"
+        "class Chat(AsyncWebsocketConsumer):\n"
+        "    @property\n"
+        "    def channel_receive(self) -> object:\n"
+        "        return None\n",
+        "fixture:4: channels.generic.websocket.AsyncWebsocketConsumer.channel_receive",
     ),
     "inherited private attribute on self": (
         "from channels.generic.websocket import AsyncWebsocketConsumer\n"
