@@ -9,6 +9,8 @@ import re
 import time
 from typing import Any
 
+import pytest
+
 from chatomon.django.service import user_group
 from chatomon.django.transports.layer import EitherReceive, LayerReceiver, attempt
 
@@ -124,3 +126,26 @@ async def test_either_receive_cancels_what_still_waits_when_closed() -> None:
     await either()
     await either.aclose()
     assert (client.cancelled, layer.cancelled) == (0, 1)
+
+
+async def test_either_receive_lets_no_source_hold_the_other_back() -> None:
+    client, layer = Source("client"), Source("layer")
+    for frame in range(1000):  # a client sending frames without pause
+        client.queue.put_nowait({"type": "websocket.receive", "n": frame})
+    layer.queue.put_nowait({"type": "chat.logout"})
+    either = EitherReceive([client, layer])
+    first = [(await either())["type"] for _ in range(3)]
+    assert first == ["websocket.receive", "chat.logout", "websocket.receive"]
+    await either.aclose()
+
+
+async def test_either_receive_raises_a_sources_failure_and_still_closes() -> None:
+    async def broken() -> dict[str, Any]:
+        raise ConnectionResetError("the client went away")
+
+    layer = Source("layer")
+    either = EitherReceive([broken, layer])
+    with pytest.raises(ConnectionResetError):
+        await either()
+    await either.aclose()
+    assert layer.cancelled == 1

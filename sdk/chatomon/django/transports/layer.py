@@ -17,7 +17,8 @@ The socket reads the layer itself, with the channel layer's documented API (`new
 `receive`, `group_add`, `group_discard`), not through the receive Channels' consumer would
 set up and await (a failure raised from that one ends the consumer, dropping the socket
 with no close frame): `EitherReceive` hands the consumer the client's frames and the
-layer's messages as one ASGI receive, so both are dispatched in turn, as Channels does.
+layer's messages as one ASGI receive, every message received dispatched before either is
+asked again, as Channels does with the two.
 
 Each outage is logged once per process (a warning naming the operation and the error), and
 its end once (info), not once per socket or per retry: `OUTAGE`. A failure that is a
@@ -153,10 +154,11 @@ class EitherReceive:
     """One ASGI receive over several: the next message of whichever source has one first.
 
     A source's receive that has not answered yet is kept for the next call, never
-    cancelled (an ASGI receive that is cancelled may lose its message); when several have
-    answered, the earliest source in `sources` goes first (the client before the layer: a
-    disconnect is never held behind group events). `aclose` cancels what is still
-    waiting, once the consumer ends.
+    cancelled (an ASGI receive that is cancelled may lose its message). Every message
+    already received is handed out before any source is asked again, the earliest source
+    in `sources` first: so neither source can hold the other back (a client sending frames
+    without pause does not delay its logout's close, nor a stream of group events the
+    client's disconnect). `aclose` cancels what is still waiting, once the consumer ends.
     """
 
     def __init__(self, sources: Sequence[Receive]) -> None:
@@ -164,13 +166,16 @@ class EitherReceive:
         self._waiting: dict[int, asyncio.Future[Any]] = {}
 
     async def __call__(self) -> Any:
-        """The next message of any source."""
-        for index, source in enumerate(self.sources):
-            if index not in self._waiting:
-                self._waiting[index] = asyncio.ensure_future(source())
-        done, _ = await asyncio.wait(self._waiting.values(), return_when=asyncio.FIRST_COMPLETED)
-        index = min(i for i, waiting in self._waiting.items() if waiting in done)
-        return self._waiting.pop(index).result()
+        """The next message of any source (a source's failure is raised here)."""
+        if not self._answered():
+            for index, source in enumerate(self.sources):
+                if index not in self._waiting:
+                    self._waiting[index] = asyncio.ensure_future(source())
+            await asyncio.wait(self._waiting.values(), return_when=asyncio.FIRST_COMPLETED)
+        return self._waiting.pop(self._answered()[0]).result()
+
+    def _answered(self) -> list[int]:
+        return sorted(index for index, waiting in self._waiting.items() if waiting.done())
 
     async def aclose(self) -> None:
         """Cancel the receives still waiting, and wait for them to end."""
