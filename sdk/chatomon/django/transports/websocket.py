@@ -60,14 +60,13 @@ import json
 import logging
 from collections.abc import AsyncIterator, Mapping
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 from uuid import UUID
 
-from asgiref.typing import ASGIReceiveCallable, ASGISendCallable
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
-from channels.layers import get_channel_layer
+from channels.layers import BaseChannelLayer, get_channel_layer
 from django.contrib.auth.models import AnonymousUser
 from django.db import InterfaceError, OperationalError
 
@@ -110,6 +109,9 @@ from chatomon.django.transports.requests import (
 from chatomon.django.transports.socket_state import SocketState
 from chatomon.errors import StoreUnavailableError
 
+if TYPE_CHECKING:
+    from asgiref.typing import ASGIReceiveCallable, ASGISendCallable
+
 __all__ = [
     "CLOSE_DISABLED",
     "CLOSE_FORBIDDEN",
@@ -143,7 +145,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
     # stubs type the attribute as a str.)
     channel_layer_alias = None  # type: ignore[assignment]
 
-    layer: Any = None
+    layer: BaseChannelLayer | None = None
     layer_channel: str = ""
 
     async def __call__(
@@ -469,6 +471,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
     async def _rejoin(self) -> bool:
         """Join every group of the socket again (the layer was failing): whether all took."""
         state: SocketState | None = getattr(self, "state", None)
+        if self.layer is None:
+            return True
         joined = True
         for group in sorted(state.groups if state is not None else ()):
             add = self.layer.group_add(group, self.layer_channel)
