@@ -113,9 +113,8 @@ class ChatState(HasTraits):
     def _on_confirm_mutation(self, event: Mapping[str, Any]) -> None:
         self._flush()
         fields = _pick(event, "id", "call_id", "mutation", "input", "preview", "approver")
-        # The mutate call does not run while it waits: its entry says so. An Atom's
-        # confirmation id is the tool call's id; a ChatService event names it in call_id.
-        self._set_waiting_tool(str(event.get("call_id") or event.get("id")), TOOL_WAITING)
+        # The mutate call does not run while it waits: its entry (`call_id`) says so.
+        self._set_waiting_tool(str(event.get("call_id")), TOOL_WAITING)
         self._add({"role": "confirmation", **fields, "status": "pending"})
         self.pending = dict(event)
         self.status = "awaiting_confirmation"

@@ -25,12 +25,14 @@ from chatomon.chat.pipeline.wire import (
     UNAVAILABLE_MESSAGE,
     answered_event,
     asked_confirmation_event,
+    done_event,
     error_event,
     streamed_event,
 )
 from chatomon.errors import ToolLoopError, TurnError
 from chatomon.events import TurnDone
 from chatomon.public_errors import GENERIC_ERROR_CODE, public_chat_error
+from chatomon.redaction import DEFAULT_REDACTION, record_filters
 from chatomon.schemas import Message, TurnReport
 
 if TYPE_CHECKING:
@@ -72,12 +74,17 @@ def _failure(error: TurnError) -> Event:
 class AtomSession:
     """Turns of an Atom with the history it hands back, and its pending confirmations.
 
-    Its events are the pipeline's wire forms (`chatomon.chat.pipeline.wire`), tool
-    payloads redacted by the default rule, as a ChatService turn's are.
+    Its events are the pipeline's wire forms (`chatomon.chat.pipeline.wire`), as a
+    ChatService turn's are: tool payloads, mutation inputs and previews pass the default
+    redaction rule with the record filters of the atom's orbitals (a `PIIGuard` hides
+    personal data here too).
     """
 
     def __init__(self, atom: Atom) -> None:
         self.atom = atom
+        self.redaction = DEFAULT_REDACTION.with_filters(
+            record_filters((*atom.input_steps, *atom.output_steps))
+        )
         self.history: tuple[Message, ...] = ()
         self._decisions: dict[str, tuple[ConfirmMutation, asyncio.Future[bool]]] = {}
         self._closed: set[str] = set()  # asked here, then decided or dropped
@@ -89,10 +96,10 @@ class AtomSession:
             async for event in stream:
                 if isinstance(event, TurnDone):
                     self.history = event.history
-                    yield {**event.to_dict(), "report": event.report}
+                    yield {**done_event(event, None), "report": event.report}
                 elif isinstance(event, ConfirmMutation):
-                    yield asked_confirmation_event(event)
-                elif (wire := streamed_event(event)) is not None:
+                    yield asked_confirmation_event(event, self.redaction)
+                elif (wire := streamed_event(event, self.redaction)) is not None:
                     yield wire
         except TurnError as error:
             yield _failure(error)

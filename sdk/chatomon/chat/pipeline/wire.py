@@ -149,8 +149,11 @@ def public_error_event(error: PublicChatError, **fields: Any) -> dict[str, Any]:
     return error_event(error.code, error.message, **fields)
 
 
-def done_event(done: TurnDone, conversation_id: str) -> dict[str, Any]:
+def done_event(done: TurnDone, conversation_id: str | None) -> dict[str, Any]:
     """The `done` event: the engine's wire form plus usage and the conversation id.
+
+    `conversation_id` is None for an Atom's own turn, which no conversation holds (the
+    notebook's `AtomSession`).
 
     A planned read adds its `coverage`: status ("complete" or "partial"), resolved and
     total task counts, and the unresolved task ids with their stable reasons.
@@ -203,17 +206,17 @@ def confirmation_event(
     rest): a client draws it as the console does, with no parser of its own.
     """
     return _confirm_mutation(
-        ConfirmMutation(
-            str(confirmation.id),
-            confirmation.mutation,
-            confirmation.input,
-            preview,
-            confirmation.approver,
-        ),
-        call_id=confirmation.call_id,
-        expires_at=confirmation.expires_at.isoformat(),
-        conversation_id=str(confirmation.conversation_id),
-        redaction=redaction,
+        {
+            "id": str(confirmation.id),
+            "call_id": confirmation.call_id,
+            "mutation": confirmation.mutation,
+            "input": confirmation.input,
+            "preview": preview,
+            "approver": confirmation.approver,
+            "expires_at": confirmation.expires_at.isoformat(),
+            "conversation_id": str(confirmation.conversation_id),
+        },
+        redaction,
     )
 
 
@@ -233,31 +236,30 @@ def asked_confirmation_event(
         ('c1', 'c1', None, None)
     """
     return _confirm_mutation(
-        pending, call_id=pending.id, expires_at=None, conversation_id=None, redaction=redaction
+        {
+            "id": pending.id,
+            "call_id": pending.id,
+            "mutation": pending.mutation,
+            "input": pending.input,
+            "preview": pending.preview,
+            "approver": pending.approver,
+            "expires_at": None,
+            "conversation_id": None,
+        },
+        redaction,
     )
 
 
-def _confirm_mutation(
-    asked: ConfirmMutation,
-    *,
-    call_id: str,
-    expires_at: str | None,
-    conversation_id: str | None,
-    redaction: Redaction,
-) -> dict[str, Any]:
-    # The one shape of `confirm_mutation`, stored or not.
-    shown = redaction.value(asked.preview)
+def _confirm_mutation(fields: dict[str, Any], redaction: Redaction) -> dict[str, Any]:
+    # The one shape of `confirm_mutation`, stored or not: `fields` has every key but the
+    # type and the preview's table, and its input and preview are not yet redacted.
+    shown = redaction.value(fields["preview"])
     return {
         "type": "confirm_mutation",
-        "id": asked.id,
-        "call_id": call_id,
-        "mutation": asked.mutation,
-        "input": redaction.value(dict(asked.input)),
+        **fields,
+        "input": redaction.value(dict(fields["input"])),
         "preview": shown,
         "preview_table": preview_table(shown),
-        "approver": asked.approver,
-        "expires_at": expires_at,
-        "conversation_id": conversation_id,
     }
 
 
