@@ -741,8 +741,15 @@ class LibraryUseFinder(ast.NodeVisitor):
                 self.check_attribute(node, self.origin(node.args[0]), name.value)
 
     def check_overrides(self, library_base: str, defined: dict[str, ast.AST]) -> None:
-        """A library subclass that defines one of its base's internals takes it over."""
+        """A Channels consumer that defines one of its base's internals takes it over.
+
+        Channels' only: its internals are the consumer's own attributes, while Django's
+        and asgiref's listed here are those of connections and executors, whose names a
+        model or a form of the project may well define for itself.
+        """
         library = library_of(library_base)
+        if library != "channels":
+            return
         for name, where in defined.items():
             internal = INTERNAL_NAMES.get(name)
             if internal is not None and internal[0] == library:
@@ -893,6 +900,13 @@ PRIVATE_ACCESSES = {
         "    def channel_receive(self) -> object:\n"
         "        return None\n",
         "fixture:4: channels.generic.websocket.AsyncWebsocketConsumer.channel_receive",
+    ),
+    "a django model's own field named like a connection internal is its own": (
+        "from django.db import models\n"
+        "class Shift(models.Model):\n"
+        "    close_at = models.DateTimeField()\n"
+        "    print(Shift.objects.all()._private)\n",
+        "fixture:4: django.db.models.Model.objects.all()._private",
     ),
     "inherited private attribute on self": (
         "from channels.generic.websocket import AsyncWebsocketConsumer\n"

@@ -126,7 +126,7 @@ class ChatConfigurationError(ConfigurationError):
         suggestion: The closest known name for a misspelled key or mutation, or None.
     """
 
-    PLANNED_INVALID: ClassVar[str] = "planned settings are invalid: "
+    PLANNED_MESSAGE_PREFIX: ClassVar[str] = "planned settings are invalid: "
     """How the message of every error in the planned section begins."""
 
     def __init__(
@@ -251,7 +251,7 @@ class ChatConfigurationError(ConfigurationError):
     @classmethod
     def invalid_planned_settings(cls, detail: str) -> ChatConfigurationError:
         """The planned mapping is malformed; `detail` says how."""
-        return cls(cls.PLANNED_INVALID + detail, key="planned")
+        return cls(cls.PLANNED_MESSAGE_PREFIX + detail, key="planned")
 
     @classmethod
     def invalid_turn_limit(

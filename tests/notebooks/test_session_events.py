@@ -68,14 +68,17 @@ async def test_an_atom_turn_asks_and_answers_in_the_pipelines_shapes() -> None:
             events.append(event)  # noqa: PERF401 - read while the turn runs
 
     task = asyncio.ensure_future(consume())
-    for _ in range(200):  # until the loop waits on the session's confirmer
-        if session._decisions:
-            break
+    answered: dict[str, Any] = {}
+    for _ in range(200):  # until the loop waits on the session's confirmer, as a click does
         await asyncio.sleep(0.01)
-    asked = next(event for event in events if event["type"] == "confirm_mutation")
-    (answered,) = [event async for event in session.decide(asked, approved=True)]
+        asked = next((event for event in events if event["type"] == "confirm_mutation"), None)
+        if asked is not None:
+            (answered,) = [event async for event in session.decide(asked, approved=True)]
+            if answered["type"] == "confirmation_resolved":
+                break
     await task
 
+    asked = next(event for event in events if event["type"] == "confirm_mutation")
     assert asked.keys() == (await a_stored_confirmation_event()).keys()
     call = next(event for event in events if event["type"] == "tool_call")
     assert asked["id"] == asked["call_id"] == call["id"]

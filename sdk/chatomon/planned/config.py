@@ -119,7 +119,7 @@ def get_planned_chat_settings(chat: Mapping[str, Any] | None = None) -> PlannedC
         problem = problem_of(error, ChatSection)
         # Not chained: pydantic's own text would repeat provider_config's values.
         raise ChatConfigurationError.from_problem(
-            problem, ChatConfigurationError.PLANNED_INVALID + problem.key, key="planned"
+            problem, ChatConfigurationError.PLANNED_MESSAGE_PREFIX + problem.key, key="planned"
         ) from None
     planned = section.planned
     implicit = ProviderProfile(
