@@ -114,12 +114,7 @@ def build_console_settings(raw: Any) -> ConsoleSettings:
         return ADAPTER.validate_python(dict(raw))
     except ValidationError as error:
         problem = problem_of(error, ConsoleSettings)
-        raise ConfigurationError(
-            problem.message(_label(problem.key)),
-            field=problem.key,
-            value=problem.value,
-            allowed=problem.allowed,
-        ) from None
+        raise ConfigurationError.from_problem(problem, _label(problem.key)) from None
 
 
 @lru_cache(maxsize=1)

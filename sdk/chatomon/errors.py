@@ -103,6 +103,22 @@ class ConfigurationError(ChatomonError, ValueError):
         self.value = value
         self.allowed = tuple(allowed)
 
+    @classmethod
+    def from_problem(cls, problem: Problem, label: str) -> ConfigurationError:
+        """The error of the first problem pydantic found in a configuration mapping.
+
+        The one conversion of `chatomon._validation.problem_of`'s `Problem` for the
+        configurations outside CHATOMON (a provider's, CHATOMON_CONSOLE); CHATOMON's own
+        keep the "did you mean" too (`ChatConfigurationError.from_problem`).
+
+        Args:
+            problem: What `problem_of` read from the `ValidationError`.
+            label: How the message names the key (e.g. "OpenAIProvider setting 'modle'").
+        """
+        return cls(
+            problem.message(label), field=problem.key, value=problem.value, allowed=problem.allowed
+        )
+
 
 def setting_label(key: str) -> str:
     """How messages spell a setting: "rate_limit.requests" -> CHATOMON['rate_limit']['requests']."""
@@ -152,10 +168,10 @@ class ChatConfigurationError(ConfigurationError):
     ) -> ChatConfigurationError:
         """The error of the first problem pydantic found in a settings mapping.
 
-        The one conversion of `chatomon._validation.problem_of`'s `Problem` for every
-        settings reader (CHATOMON, its planned section, a planned catalog): the message
-        names the key as `label`, and the error keeps the value, what is allowed and the
-        "did you mean".
+        The conversion of `chatomon._validation.problem_of`'s `Problem` for every reader of
+        CHATOMON (its sections, its planned section, a planned catalog): the message names
+        the key as `label`, and the error keeps the value, what is allowed and the "did
+        you mean".
 
         Args:
             problem: What `problem_of` read from the `ValidationError`.

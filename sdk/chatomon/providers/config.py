@@ -81,9 +81,4 @@ def check_config(provider: str, model: type[ProviderConfig], settings: Mapping[s
 
 
 def _configuration_error(provider: str, problem: Problem) -> ConfigurationError:
-    return ConfigurationError(
-        problem.message(f"{provider} setting {problem.key!r}"),
-        field=problem.key,
-        value=problem.value,
-        allowed=problem.allowed,
-    )
+    return ConfigurationError.from_problem(problem, f"{provider} setting {problem.key!r}")
