@@ -103,19 +103,21 @@ class ConfigurationError(ChatomonError, ValueError):
         self.value = value
         self.allowed = tuple(allowed)
 
-    @classmethod
-    def from_problem(cls, problem: Problem, label: str) -> ConfigurationError:
+    @staticmethod
+    def from_problem(problem: Problem, label: str) -> ConfigurationError:
         """The error of the first problem pydantic found in a configuration mapping.
 
         The one conversion of `chatomon._validation.problem_of`'s `Problem` for the
-        configurations outside CHATOMON (a provider's, CHATOMON_CONSOLE); CHATOMON's own
-        keep the "did you mean" too (`ChatConfigurationError.from_problem`).
+        configurations outside CHATOMON (a provider's, CHATOMON_CONSOLE): the message
+        names the key as `label` (with its "did you mean", if any), and the error keeps
+        the key, the value and what is allowed. CHATOMON's own errors keep the suggestion
+        as an attribute too (`ChatConfigurationError.from_problem`).
 
         Args:
             problem: What `problem_of` read from the `ValidationError`.
             label: How the message names the key (e.g. "OpenAIProvider setting 'modle'").
         """
-        return cls(
+        return ConfigurationError(
             problem.message(label), field=problem.key, value=problem.value, allowed=problem.allowed
         )
 
@@ -162,9 +164,9 @@ class ChatConfigurationError(ConfigurationError):
         """The setting's dotted path: the `field` of a ConfigurationError, named for settings."""
         return self.field
 
-    @classmethod
+    @staticmethod
     def from_problem(
-        cls, problem: Problem, label: str, *, key: str | None = None
+        problem: Problem, label: str, *, key: str | None = None
     ) -> ChatConfigurationError:
         """The error of the first problem pydantic found in a settings mapping.
 
@@ -178,7 +180,7 @@ class ChatConfigurationError(ConfigurationError):
             label: How the message names the key (e.g. "CHATOMON['rate_limit']['requests']").
             key: The error's `key`, when it is not the problem's own path.
         """
-        return cls(
+        return ChatConfigurationError(
             problem.message(label),
             key=problem.key if key is None else key,
             value=problem.value,

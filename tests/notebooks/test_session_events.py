@@ -11,11 +11,12 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from chatomon import Atom
+from chatomon import Atom, PIIGuard
 from chatomon.chat.loop import ToolLoop
 from chatomon.chat.pipeline.wire import confirmation_event
 from chatomon.chat.store import MemoryStore
 from chatomon.chat.store.records import NewConfirmation, Owner
+from chatomon.chat.tools.context import ToolSettings
 from chatomon.data.actor import SimpleActor
 from chatomon.notebook.targets import AtomSession
 from chatomon.providers import ScriptedProvider
@@ -76,7 +77,8 @@ async def test_an_atom_turn_asks_and_answers_in_the_pipelines_shapes() -> None:
             (answered,) = [event async for event in session.decide(asked, approved=True)]
             if answered["type"] == "confirmation_resolved":
                 break
-    await task
+    assert answered.get("type") == "confirmation_resolved", (answered, events)
+    await asyncio.wait_for(task, 5)
 
     asked = next(event for event in events if event["type"] == "confirm_mutation")
     assert asked.keys() == (await a_stored_confirmation_event()).keys()
@@ -95,3 +97,27 @@ async def test_an_atom_turn_asks_and_answers_in_the_pipelines_shapes() -> None:
     }
     assert log == [{"material_id": 1, "name": SECRET}]  # the write got the real input
     assert events[-1]["type"] == "done"
+
+
+async def test_an_atom_turn_hides_what_its_orbitals_hide_and_ends_as_a_service_turn() -> None:
+    email = "ada@example.com"
+    rename = tool_call(
+        "mutate", {"mutation": "renameMaterial", "input": {"material_id": 1, "name": email}}
+    )
+    log: list[dict[str, Any]] = []
+    allowed = ToolSettings(allowed_mutations=["renameMaterial"])  # no confirmation asked
+    toolset = service(MemoryStore(), ScriptedProvider([]), log=log, settings=allowed).toolset
+    loop = ToolLoop(ScriptedProvider([[rename], ["Renamed."]]), toolset, actor=SimpleActor(id=3))
+    guard = PIIGuard(mode="redact", side="output")
+    session = AtomSession(Atom("data", loop, output=[guard]))
+    events = [event async for event in session.turn("Rename material 1")]
+
+    assert email not in repr([{k: v for k, v in e.items() if k != "report"} for e in events])
+    assert "[email removed]" in repr(events)  # the record filter of the atom's PIIGuard
+    assert log == [{"material_id": 1, "name": email}]  # the write got the real input
+    served = [e async for e in service(MemoryStore(), ScriptedProvider([["Hi"]])).run_turn(
+        SimpleActor(id=3), "Hello"
+    )]  # fmt: skip
+    done = events[-1]
+    assert done.keys() - {"report"} == served[-1].keys()
+    assert (done["conversation_id"], done["reply"]) == (None, "Renamed.")

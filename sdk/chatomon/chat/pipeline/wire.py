@@ -24,6 +24,7 @@ The pipeline adds `conversation_id` and `turn_id` to each event of a turn.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from chatomon.chat.events import ConfirmMutation, ToolCallStarted, ToolResult
@@ -206,17 +207,15 @@ def confirmation_event(
     rest): a client draws it as the console does, with no parser of its own.
     """
     return _confirm_mutation(
-        {
-            "id": str(confirmation.id),
-            "call_id": confirmation.call_id,
-            "mutation": confirmation.mutation,
-            "input": confirmation.input,
-            "preview": preview,
-            "approver": confirmation.approver,
-            "expires_at": confirmation.expires_at.isoformat(),
-            "conversation_id": str(confirmation.conversation_id),
-        },
-        redaction,
+        confirmation_id=str(confirmation.id),
+        call_id=confirmation.call_id,
+        mutation=confirmation.mutation,
+        mutation_input=confirmation.input,
+        preview=preview,
+        approver=confirmation.approver,
+        expires_at=confirmation.expires_at.isoformat(),
+        conversation_id=str(confirmation.conversation_id),
+        redaction=redaction,
     )
 
 
@@ -236,30 +235,43 @@ def asked_confirmation_event(
         ('c1', 'c1', None, None)
     """
     return _confirm_mutation(
-        {
-            "id": pending.id,
-            "call_id": pending.id,
-            "mutation": pending.mutation,
-            "input": pending.input,
-            "preview": pending.preview,
-            "approver": pending.approver,
-            "expires_at": None,
-            "conversation_id": None,
-        },
-        redaction,
+        confirmation_id=pending.id,
+        call_id=pending.id,
+        mutation=pending.mutation,
+        mutation_input=pending.input,
+        preview=pending.preview,
+        approver=pending.approver,
+        expires_at=None,
+        conversation_id=None,
+        redaction=redaction,
     )
 
 
-def _confirm_mutation(fields: dict[str, Any], redaction: Redaction) -> dict[str, Any]:
-    # The one shape of `confirm_mutation`, stored or not: `fields` has every key but the
-    # type and the preview's table, and its input and preview are not yet redacted.
-    shown = redaction.value(fields["preview"])
+def _confirm_mutation(
+    *,
+    confirmation_id: str,
+    call_id: str,
+    mutation: str,
+    mutation_input: Mapping[str, Any],
+    preview: Any,
+    approver: str,
+    expires_at: str | None,
+    conversation_id: str | None,
+    redaction: Redaction,
+) -> dict[str, Any]:
+    # The one shape of `confirm_mutation`, stored or not; input and preview redacted here.
+    shown = redaction.value(preview)
     return {
         "type": "confirm_mutation",
-        **fields,
-        "input": redaction.value(dict(fields["input"])),
+        "id": confirmation_id,
+        "call_id": call_id,
+        "mutation": mutation,
+        "input": redaction.value(dict(mutation_input)),
         "preview": shown,
         "preview_table": preview_table(shown),
+        "approver": approver,
+        "expires_at": expires_at,
+        "conversation_id": conversation_id,
     }
 
 
