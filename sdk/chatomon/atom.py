@@ -38,6 +38,7 @@ from chatomon.errors import ConfigurationError
 from chatomon.events import TurnDone
 from chatomon.nucleus import Nucleus, as_nucleus
 from chatomon.orbitals.base import Orbital, ParallelGroup
+from chatomon.redaction import DEFAULT_REDACTION, record_filters
 from chatomon.schemas import (
     DEFAULT_BLOCKED_GUIDANCE,
     DEFAULT_BLOCKED_PLACEHOLDER,
@@ -102,6 +103,12 @@ class Atom:
             logged and never breaks the turn.
         stream_window: With streaming output orbitals, the fewest new characters checked
             and released at once by `stream`.
+
+    Attributes:
+        record_redaction: The rule every record and every shown payload of the atom's
+            turns passes (its reports' texts, tool payloads and mutation inputs where a
+            surface shows them): `chatomon.redaction`'s default, plus what the atom's
+            orbitals hide in records (a `PIIGuard`'s personal data).
 
     Raises:
         ConfigurationError: For any invalid argument, naming it and what is allowed.
@@ -186,6 +193,9 @@ class Atom:
             taken_names=names,
         )
         self.release_mode = release_mode(self.output_steps)
+        self.record_redaction = DEFAULT_REDACTION.with_filters(
+            record_filters((*self.input_steps, *self.output_steps))
+        )
 
     def begin(
         self,

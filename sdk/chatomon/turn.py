@@ -83,7 +83,7 @@ class Turn:
         self.turn_id = turn_id or os.urandom(16).hex()
         self.started_at = datetime.now(UTC)
         self._started = time.perf_counter()
-        self._capture = Capture.of_chains(atom.capture_content, atom.input_steps, atom.output_steps)
+        self._capture = Capture(atom.capture_content, atom.record_redaction)
         self._annotations: dict[str, Any] = {}
         self._input: InputRuling | None = None
         self._input_results: tuple[OrbitalResult, ...] = ()

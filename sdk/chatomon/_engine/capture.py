@@ -14,8 +14,8 @@ import hashlib
 import json
 from typing import Any
 
-from chatomon._engine.chain import Outcome, Step
-from chatomon.redaction import DEFAULT_REDACTION, Redaction, record_filters
+from chatomon._engine.chain import Outcome
+from chatomon.redaction import DEFAULT_REDACTION, Redaction
 from chatomon.schemas import CaptureContent, OrbitalResult, Side
 
 __all__ = ["Capture"]
@@ -34,12 +34,6 @@ class Capture:
     def __init__(self, level: CaptureContent, redaction: Redaction = DEFAULT_REDACTION) -> None:
         self.level = level
         self.redaction = redaction
-
-    @classmethod
-    def of_chains(cls, level: CaptureContent, *chains: tuple[Step, ...]) -> Capture:
-        """A capture whose rule holds the record filters of the orbitals in `chains`."""
-        filters = record_filters(step for chain in chains for step in chain)
-        return cls(level, DEFAULT_REDACTION.with_filters(filters))
 
     @property
     def full(self) -> bool:

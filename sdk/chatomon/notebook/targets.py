@@ -32,7 +32,6 @@ from chatomon.chat.pipeline.wire import (
 from chatomon.errors import ToolLoopError, TurnError
 from chatomon.events import TurnDone
 from chatomon.public_errors import GENERIC_ERROR_CODE, public_chat_error
-from chatomon.redaction import DEFAULT_REDACTION, record_filters
 from chatomon.schemas import Message, TurnReport
 
 if TYPE_CHECKING:
@@ -75,16 +74,12 @@ class AtomSession:
     """Turns of an Atom with the history it hands back, and its pending confirmations.
 
     Its events are the pipeline's wire forms (`chatomon.chat.pipeline.wire`), as a
-    ChatService turn's are: tool payloads, mutation inputs and previews pass the default
-    redaction rule with the record filters of the atom's orbitals (a `PIIGuard` hides
-    personal data here too).
+    ChatService turn's are: tool payloads, mutation inputs and previews pass the atom's
+    `record_redaction` (a `PIIGuard` hides personal data here too).
     """
 
     def __init__(self, atom: Atom) -> None:
         self.atom = atom
-        self.redaction = DEFAULT_REDACTION.with_filters(
-            record_filters((*atom.input_steps, *atom.output_steps))
-        )
         self.history: tuple[Message, ...] = ()
         self._decisions: dict[str, tuple[ConfirmMutation, asyncio.Future[bool]]] = {}
         self._closed: set[str] = set()  # asked here, then decided or dropped
@@ -98,8 +93,8 @@ class AtomSession:
                     self.history = event.history
                     yield {**done_event(event, None), "report": event.report}
                 elif isinstance(event, ConfirmMutation):
-                    yield asked_confirmation_event(event, self.redaction)
-                elif (wire := streamed_event(event, self.redaction)) is not None:
+                    yield asked_confirmation_event(event, self.atom.record_redaction)
+                elif (wire := streamed_event(event, self.atom.record_redaction)) is not None:
                     yield wire
         except TurnError as error:
             yield _failure(error)
